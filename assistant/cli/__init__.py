@@ -1,0 +1,84 @@
+"""The `sizing` command line.
+
+Run `sizing --help`. Each subcommand lives in its own small module that registers
+its parser; heavy libraries are imported inside the handlers, never at import time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from importlib import import_module
+
+from tools.errors import SizingError
+
+# Subcommand modules, in the order `--help` lists them. Each exposes register(subparsers).
+COMMAND_MODULES = (
+    "assistant.cli.calc",
+    "assistant.cli.knowledge",
+    "assistant.cli.ask",
+    "assistant.cli.serve",
+    "assistant.cli.evals",
+)
+
+EXIT_USAGE = 2
+EXIT_INTERNAL = 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sizing",
+        description="GPU sizing assistant: VRAM arithmetic, card classes, grounded answers.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from assistant.settings import Settings
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        settings = Settings()
+    except Exception as exc:  # pydantic ValidationError: bad SIZING_* value
+        print(f"sizing: invalid setting: {_first_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    logging.basicConfig(
+        level=getattr(logging, settings.log_level.upper(), logging.INFO),
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        return int(args.handler(args, settings) or 0)
+    except SizingError as exc:
+        print(f"sizing {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("sizing: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # last line of defence: no traceback reaches a user
+        logging.getLogger("sizing").debug("internal error", exc_info=True)
+        print(
+            f"sizing {args.command}: internal error: {_first_line(exc)} (set SIZING_LOG_LEVEL=DEBUG for details)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
