@@ -1,0 +1,152 @@
+"""The assistant's domain types: the conversation state, a reply, and the stream events.
+
+Pure pydantic (no LangChain, Gradio or Chroma), so the web app, the CLI, the LLM agent
+and the offline responder all exchange the same serializable objects. Import them from
+`assistant.service` (which re-exports them) or from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+try:
+    from tools import SizingResult  # type: ignore[attr-defined]
+except ImportError:  # TEMPORARY until the tools engine's first slice is committed (issue 2)
+    SizingResult = Any  # type: ignore[misc,assignment]
+
+Language = Literal["en", "es"]
+Mode = Literal["llm", "offline"]
+
+# The five sizing questions of the source article, in the order a follow-up asks them.
+SLOT_NAMES: tuple[str, ...] = ("model", "precision", "tasks", "context", "users")
+
+# How many turns (visitor and assistant messages together) the state keeps for the LLM.
+HISTORY_TURNS = 8
+
+
+class Source(BaseModel):
+    """An article section an answer cites."""
+
+    model_config = ConfigDict(frozen=True)
+
+    title: str
+    path: str
+    section: str
+
+
+class Step(BaseModel):
+    """One visible step of answering: a calculation, a search, a model call, a fallback.
+
+    kind: "understand" | "calculate" | "search" | "model" | "tool" | "guardrail" | "fallback"
+    (free text so new kinds need no schema change; the UI shows `title` and `detail`).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str
+    title: str
+    detail: str = ""
+    status: Literal["running", "done", "error"] = "done"
+
+
+class Turn(BaseModel):
+    """One message of the short history kept in the state."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["user", "assistant"]
+    text: str
+
+
+class ConversationState(BaseModel):
+    """What the assistant remembers about one visitor's conversation.
+
+    The five slots are the article's five questions. `None` means "not said yet";
+    the answer then uses a default and says so. Serializable (model_dump / model_validate)
+    so the web app can keep it in `gr.State` and the CLI across `sizing chat` turns.
+    """
+
+    model: str | None = Field(default=None, description="Catalog id, alias or bare size ('70b').")
+    precision: str | None = Field(default=None, description="A tools.PRECISIONS id ('int4', 'bf16'...).")
+    tasks: str | None = Field(
+        default=None, description="Workload id ('rag', 'chat', 'code', 'reasoning'...)."
+    )
+    context: int | None = Field(default=None, gt=0, description="Tokens per sequence.")
+    users: int | None = Field(default=None, gt=0, description="Concurrent users (sequences).")
+    # Not among the five questions, but a named card or engine shapes the verdict.
+    gpu: str | None = Field(default=None, description="Card id, optionally ':N', or a card-class id.")
+    engine: str | None = Field(default=None, description="A tools.ENGINES id; None = the default engine.")
+    kv_dtype: str | None = Field(default=None, description="KV-cache dtype when the visitor named one.")
+    language: Language | None = Field(default=None, description="Language of the last answer.")
+    history: list[Turn] = Field(default_factory=list, description=f"The last {HISTORY_TURNS} messages.")
+
+    def missing_slots(self) -> list[str]:
+        """The five-question slots the visitor has not answered yet, in asking order."""
+        return [name for name in SLOT_NAMES if getattr(self, name) is None]
+
+    def with_turn(
+        self, role: Literal["user", "assistant"], text: str, max_chars: int = 600
+    ) -> ConversationState:
+        """A copy with one more history message (clipped), keeping only the last HISTORY_TURNS."""
+        clipped = text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+        history = [*self.history, Turn(role=role, text=clipped)][-HISTORY_TURNS:]
+        return self.model_copy(update={"history": history})
+
+
+class Reply(BaseModel):
+    """One answer to one visitor message."""
+
+    answer: str = Field(description="Markdown shown to the visitor.")
+    language: Language
+    mode: Mode
+    notice: str | None = Field(
+        default=None, description="One line: fallback, truncation, sources unavailable."
+    )
+    calculations: list[SizingResult] = Field(default_factory=list)
+    sources: list[Source] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list, description="Slot names still unanswered (SLOT_NAMES).")
+    state: ConversationState = Field(default_factory=ConversationState)
+    steps: list[Step] = Field(default_factory=list)
+
+    def public_json(self) -> dict[str, object]:
+        """The `sizing ask --json` object."""
+        return {
+            "answer": self.answer,
+            "language": self.language,
+            "mode": self.mode,
+            "notice": self.notice,
+            "calculations": [result.model_dump(mode="json") for result in self.calculations],
+            "sources": [source.model_dump(mode="json") for source in self.sources],
+            "missing": list(self.missing),
+        }
+
+
+class StepEvent(BaseModel):
+    """A step started or finished (stream event)."""
+
+    type: Literal["step"] = "step"
+    step: Step
+
+
+class TextDelta(BaseModel):
+    """A piece of the final answer's text (stream event); pieces concatenate to Reply.answer."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class FinalEvent(BaseModel):
+    """The last stream event: the complete reply. Its `reply.answer` is authoritative."""
+
+    type: Literal["final"] = "final"
+    reply: Reply
+
+
+StreamEvent = StepEvent | TextDelta | FinalEvent
+
+# What `run_agent(..., on_event=...)` calls while the agent works (steps; text is not forwarded,
+# because a draft is only shown after the guardrail has checked its numbers).
+EventCallback = Callable[[StepEvent | TextDelta], None]
