@@ -50,3 +50,54 @@ def _only_loopback() -> Iterator[None]:
     yield
     socket.socket.connect = _real_connect  # type: ignore[method-assign]
     socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign]
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Chroma server (`chroma run`, shipped with chromadb) on a free loopback port; yields its URL.
+
+    Owned by the knowledge tests; any test that needs a Chroma server may use it. Collections
+    persist for the session, so give each test its own collection name.
+    """
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    chroma = Path(sys.executable).parent / "chroma"
+    if not chroma.exists():
+        pytest.fail(f"{chroma} not found: chromadb ships the `chroma` command; reinstall the venv")
+    folder = tmp_path_factory.mktemp("chroma-server")
+    with socket.socket() as probe:  # ask the OS for a free port, then hand it to the server
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log_path = folder / "server.log"
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(
+            [str(chroma), "run", "--path", str(folder / "data"), "--host", "127.0.0.1", "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                output = log_path.read_text(errors="replace")[-2000:]
+                pytest.fail(f"chroma run did not come up on {url}:\n{output}")
+            time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()

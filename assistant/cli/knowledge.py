@@ -1,9 +1,87 @@
-"""`sizing` subcommands: placeholder module, replaced by its owner's issue."""
+"""`sizing ingest` and `sizing search`: build the article index and query it.
+
+sizing ingest [--rebuild] [--json]
+sizing search "what GPU for a 70B?" [--k 3] [--lang es|en] [--json]
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+import textwrap
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
+
+# Characters of each passage shown by the human-readable `sizing search` output (--json prints all).
+PREVIEW_CHARS = 400
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    return None
+    ingest = subparsers.add_parser(
+        "ingest",
+        help="index the Markdown articles into Chroma (idempotent)",
+        description="Index the articles: new sections are added, changed ones re-embedded, removed ones deleted.",
+    )
+    ingest.add_argument("--rebuild", action="store_true", help="drop the index and build it from scratch")
+    ingest.add_argument("--json", action="store_true", help='print {"chunks", "added", "updated", "removed"}')
+    ingest.set_defaults(handler=run_ingest)
+
+    search = subparsers.add_parser(
+        "search",
+        help="find the article sections that answer a question (Spanish or English)",
+        description="Search the sizing articles; builds the index first if it is missing.",
+    )
+    search.add_argument("query", help="the question or keywords")
+    search.add_argument("--k", type=_positive_int, default=3, help="how many sections to return (default 3)")
+    search.add_argument("--lang", choices=("es", "en"), help="only sections written in this language")
+    search.add_argument("--json", action="store_true", help="print a JSON list of passages")
+    search.set_defaults(handler=run_search)
+
+
+def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from knowledge import open_store
+
+    report = open_store(settings).ingest(rebuild=args.rebuild)
+    if args.json:
+        print(json.dumps(report.model_dump(include={"chunks", "added", "updated", "removed"})))
+    else:
+        print(
+            f"{report.chunks} sections indexed: {report.added} added, "
+            f"{report.updated} updated, {report.removed} removed"
+        )
+    for skipped in report.skipped_files:
+        print(f"sizing ingest: skipped malformed article {skipped}", file=sys.stderr)
+    return 0
+
+
+def run_search(args: argparse.Namespace, settings: Settings) -> int:
+    from knowledge import open_store
+
+    passages = open_store(settings).search(args.query, k=args.k, lang=args.lang)
+    if args.json:
+        print(json.dumps([p.model_dump() for p in passages], ensure_ascii=False, indent=2))
+        return 0
+    if not passages:
+        print("no matching sections")
+        return 0
+    for number, passage in enumerate(passages, start=1):
+        print(
+            f"{number}. {passage.title} › {passage.section}  [{passage.lang}, {passage.path}, score {passage.score}]"
+        )
+        preview = passage.text if len(passage.text) <= PREVIEW_CHARS else passage.text[:PREVIEW_CHARS] + "…"
+        print(textwrap.indent(preview, "   "))
+        print()
+    return 0
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number

