@@ -1,0 +1,162 @@
+"""Words the web app shows, in English and Spanish.
+
+Two kinds: `LABELS_ES` translates the static labels (Gradio's `gr.I18n` picks them by the
+browser's locale; the English text is the key, so any other locale reads English), and
+`TEXTS` holds the sentences the server writes into outputs, looked up with `text(key, lang)`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Lang = Literal["en", "es"]
+
+LANGUAGES: tuple[Lang, ...] = ("en", "es")
+
+# Static labels: English key -> Spanish. Keys must not contain "}" (Gradio's i18n marker parser).
+LABELS_ES: dict[str, str] = {
+    "Sizing Assistant": "Asistente de dimensionamiento",
+    "GPU sizing with the arithmetic shown: which card fits your model, why, and what quantization costs.": (
+        "Dimensionamiento de GPU con la aritmética a la vista: qué tarjeta cabe su modelo, por qué "
+        "y qué cuesta la cuantización."
+    ),
+    "Chat": "Chat",
+    "Calculator": "Calculadora",
+    "Compare": "Comparar",
+    "Conversation": "Conversación",
+    "Your question": "Su pregunta",
+    "Ask about a model, a card, a context length or a number of users…": (
+        "Pregunte por un modelo, una tarjeta, una longitud de contexto o un número de usuarios…"
+    ),
+    "Send": "Enviar",
+    "New conversation": "Nueva conversación",
+    "Sales draft": "Borrador comercial",
+    "Turn the conversation's last recommendation into a reply for the customer, in the customer's language.": (
+        "Convierta la última recomendación de la conversación en una respuesta para el cliente, "
+        "en el idioma del cliente."
+    ),
+    "Customer name (optional)": "Nombre del cliente (opcional)",
+    "Draft the customer reply": "Redactar la respuesta al cliente",
+    "Reply (Markdown, ready to copy)": "Respuesta (Markdown, lista para copiar)",
+    "Download .md": "Descargar .md",
+    "Model from": "Modelo a partir de",
+    "Catalog": "Catálogo",
+    "Parameter count": "Número de parámetros",
+    "config.json": "config.json",
+    "Model": "Modelo",
+    "Parameters (billions)": "Parámetros (miles de millones)",
+    "Hugging Face config.json": "config.json de Hugging Face",
+    "Precision": "Precisión",
+    "KV cache precision": "Precisión de la caché KV",
+    "Context (tokens per sequence)": "Contexto (tokens por secuencia)",
+    "Concurrent users": "Usuarios concurrentes",
+    "Engine": "Motor",
+    "Card": "Tarjeta",
+    "Memory chart": "Gráfico de memoria",
+    "Verdict": "Veredicto",
+    "The arithmetic": "La aritmética",
+    "The Compare tab is not available in this build.": "La pestaña Comparar no está disponible en esta versión.",
+}
+
+TEXTS: dict[str, dict[Lang, str]] = {
+    "chart_title": {
+        "en": "Memory needed against each card's usable memory",
+        "es": "Memoria necesaria frente a la memoria utilizable de cada tarjeta",
+    },
+    "chart_needed": {"en": "Needed", "es": "Necesaria"},
+    "weights": {"en": "Weights", "es": "Pesos"},
+    "kv_cache": {"en": "KV cache", "es": "Caché KV"},
+    "overhead": {"en": "Overhead", "es": "Sobrecarga"},
+    "usable": {"en": "usable", "es": "utilizables"},
+    "fits": {"en": "fits", "es": "cabe"},
+    "fits_spare": {"en": "fits, {gb} GB spare", "es": "cabe, sobran {gb} GB"},
+    "short_by": {"en": "does not fit, {gb} GB short", "es": "no cabe, faltan {gb} GB"},
+    "need_line": {"en": "need: {gb} GB", "es": "necesaria: {gb} GB"},
+    "verdict_fits": {"en": "Recommended: {label}", "es": "Recomendada: {label}"},
+    "verdict_none": {
+        "en": "No card class here fits this configuration",
+        "es": "Ninguna clase de tarjeta de esta lista cabe esta configuración",
+    },
+    "col_card": {"en": "Card", "es": "Tarjeta"},
+    "col_usable": {"en": "Usable", "es": "Utilizable"},
+    "col_fits": {"en": "Fits", "es": "Cabe"},
+    "col_headroom": {"en": "Headroom", "es": "Margen"},
+    "col_sequences": {"en": "Max sequences", "es": "Secuencias máx."},
+    "col_decode": {"en": "Decode tok/s (est.)", "es": "Tok/s decodificación (est.)"},
+    "yes": {"en": "yes", "es": "sí"},
+    "no": {"en": "no", "es": "no"},
+    "serves": {"en": "Serves", "es": "Sirve para"},
+    "catch": {"en": "The catch", "es": "La pega"},
+    "caveat": {"en": "Quantization caveat", "es": "Advertencia sobre la cuantización"},
+    "suggestions": {"en": "Suggestions", "es": "Sugerencias"},
+    "arithmetic": {"en": "The arithmetic", "es": "La aritmética"},
+    "reference_note": {"en": "Note", "es": "Nota"},
+    "bad_input": {"en": "Cannot calculate: {message}", "es": "No se puede calcular: {message}"},
+    "pick_model": {
+        "en": "Choose a model, enter a parameter count or upload a config.json.",
+        "es": "Elija un modelo, escriba un número de parámetros o suba un config.json.",
+    },
+    "bad_config": {
+        "en": "The uploaded file is not a readable JSON config: {message}",
+        "es": "El archivo subido no es un config JSON legible: {message}",
+    },
+    "rate_limited": {
+        "en": (
+            "You are sending messages faster than I can answer everyone fairly "
+            "({limit} a minute). Please wait about {seconds} s and ask again — your conversation is kept."
+        ),
+        "es": (
+            "Está enviando mensajes más rápido de lo que puedo atender a todos con justicia "
+            "({limit} por minuto). Espere unos {seconds} s y vuelva a preguntar: la conversación se conserva."
+        ),
+    },
+    "internal_error": {
+        "en": "Something went wrong on our side while answering. Please try again in a moment.",
+        "es": "Algo falló de nuestro lado al responder. Vuelva a intentarlo en un momento.",
+    },
+    "cannot_answer": {"en": "I cannot answer that: {message}", "es": "No puedo responder a eso: {message}"},
+    "sources": {"en": "Sources", "es": "Fuentes"},
+    "empty_message": {
+        "en": "Ask a question about a model, a card, a context length or a number of users.",
+        "es": "Haga una pregunta sobre un modelo, una tarjeta, una longitud de contexto o un número de usuarios.",
+    },
+    "truncated": {
+        "en": "Your message was longer than {limit} characters; I read the first {limit}.",
+        "es": "Su mensaje tenía más de {limit} caracteres; he leído los primeros {limit}.",
+    },
+    "no_recommendation": {
+        "en": "There is no recommendation to draft from yet: ask a sizing question in the chat first.",
+        "es": "Aún no hay ninguna recomendación para redactar: haga primero una pregunta de dimensionamiento.",
+    },
+}
+
+
+def text(key: str, lang: Lang, **values: object) -> str:
+    """The sentence `key` in `lang`, with `{placeholders}` filled in."""
+    template = TEXTS[key][lang]
+    return template.format(**values) if values else template
+
+
+def language_from_header(accept_language: str | None) -> Lang:
+    """The visitor's language from an Accept-Language header: Spanish or (by default) English.
+
+    Takes the first of en/es the browser lists, honouring q-values; anything else reads English.
+    """
+    if not accept_language:
+        return "en"
+    ranked: list[tuple[float, int, str]] = []
+    for position, part in enumerate(accept_language.split(",")):
+        tag, _, params = part.strip().partition(";")
+        quality = 1.0
+        params = params.strip()
+        if params.startswith("q="):
+            try:
+                quality = float(params[2:])
+            except ValueError:
+                quality = 0.0
+        primary = tag.strip().lower().split("-")[0]
+        if primary in LANGUAGES:
+            ranked.append((-quality, position, primary))
+    if not ranked:
+        return "en"
+    return "es" if min(ranked)[2] == "es" else "en"
