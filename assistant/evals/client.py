@@ -1,0 +1,206 @@
+"""Timed chat calls to an OpenAI-compatible endpoint that never raise for endpoint faults.
+
+An endpoint that errors, times out, drops the connection or answers something that is
+not JSON yields an `Answer` with `error` set: in an eval a failing endpoint is a result,
+not a crash. Clients are built by `open_client`, called by the commands, never at import.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from pydantic import BaseModel
+
+from assistant.evals.errors import EvalOptionError
+
+if TYPE_CHECKING:
+    import openai
+
+# Servers that need no key (vLLM, llama.cpp, Ollama) still get a non-empty one: the
+# openai client refuses to start without it.
+NO_KEY = "not-needed"
+ERROR_TEXT_LIMIT = 300
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where to send requests: a base URL ending in /v1 (usually) and a model name."""
+
+    url: str
+    model: str
+    api_key: str | None = None
+    timeout_s: float = 120.0
+
+    def __post_init__(self) -> None:
+        if not self.url.startswith(("http://", "https://")):
+            raise EvalOptionError(f"endpoint URL must start with http:// or https://, got {self.url!r}")
+        if not self.model.strip():
+            raise EvalOptionError(f"no model name given for {self.url}")
+        if self.timeout_s <= 0:
+            raise EvalOptionError("timeout must be positive")
+
+    @property
+    def label(self) -> str:
+        return f"{self.model} @ {self.url}"
+
+
+class Answer(BaseModel):
+    """What one call produced, and how long it took."""
+
+    output: str = ""
+    latency_ms: float | None = None
+    ttft_ms: float | None = None  # time to the first content token; streaming calls only
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    tokens_counted_from_chunks: bool = False  # the server sent no usage; one chunk taken as one token
+    finish_reason: str | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def open_client(endpoint: Endpoint) -> openai.OpenAI:
+    import openai
+
+    # No retries: a retried request would hide the fault and distort the latency measured.
+    return openai.OpenAI(
+        base_url=endpoint.url, api_key=endpoint.api_key or NO_KEY, timeout=endpoint.timeout_s, max_retries=0
+    )
+
+
+def chat(
+    client: openai.OpenAI,
+    endpoint: Endpoint,
+    messages: list[dict[str, str]],
+    *,
+    max_tokens: int,
+    temperature: float = 0.0,
+) -> Answer:
+    """One non-streaming chat completion, timed end to end."""
+    started = time.perf_counter()
+    try:
+        completion = client.chat.completions.create(
+            model=endpoint.model,
+            messages=cast(Any, messages),  # plain dicts, the wire shape of the message params
+            max_tokens=max_tokens,
+            temperature=temperature,
+        )
+        latency_ms = (time.perf_counter() - started) * 1000
+        if not completion.choices:
+            return Answer(latency_ms=latency_ms, error="the response had no choices")
+        choice = completion.choices[0]
+        usage = completion.usage
+        return Answer(
+            output=choice.message.content or "",
+            latency_ms=latency_ms,
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            completion_tokens=usage.completion_tokens if usage else None,
+            finish_reason=choice.finish_reason,
+        )
+    except Exception as exc:
+        if not _is_endpoint_fault(exc):
+            raise
+        return Answer(latency_ms=(time.perf_counter() - started) * 1000, error=describe_fault(exc, endpoint))
+
+
+def chat_streaming(
+    client: openai.OpenAI,
+    endpoint: Endpoint,
+    messages: list[dict[str, str]],
+    *,
+    max_tokens: int,
+    temperature: float = 0.0,
+    extra_body: dict[str, Any] | None = None,
+) -> Answer:
+    """One streaming chat completion: time to first token, end-to-end latency, output tokens."""
+    started = time.perf_counter()
+    ttft_ms: float | None = None
+    pieces: list[str] = []
+    chunks_with_content = 0
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    try:
+        stream = client.chat.completions.create(
+            model=endpoint.model,
+            messages=cast(Any, messages),  # plain dicts, the wire shape of the message params
+            max_tokens=max_tokens,
+            temperature=temperature,
+            stream=True,
+            stream_options={"include_usage": True},
+            extra_body=extra_body,
+        )
+        for chunk in stream:
+            if chunk.usage is not None:
+                prompt_tokens = chunk.usage.prompt_tokens
+                completion_tokens = chunk.usage.completion_tokens
+            if not chunk.choices:
+                continue
+            choice = chunk.choices[0]
+            if choice.delta.content:
+                if ttft_ms is None:
+                    ttft_ms = (time.perf_counter() - started) * 1000
+                pieces.append(choice.delta.content)
+                chunks_with_content += 1
+            if choice.finish_reason:
+                finish_reason = choice.finish_reason
+    except Exception as exc:
+        if not _is_endpoint_fault(exc):
+            raise
+        return Answer(
+            output="".join(pieces),
+            latency_ms=(time.perf_counter() - started) * 1000,
+            ttft_ms=ttft_ms,
+            error=describe_fault(exc, endpoint),
+        )
+    latency_ms = (time.perf_counter() - started) * 1000
+    counted = completion_tokens is None
+    return Answer(
+        output="".join(pieces),
+        latency_ms=latency_ms,
+        ttft_ms=ttft_ms,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=chunks_with_content if counted else completion_tokens,
+        tokens_counted_from_chunks=counted,
+        finish_reason=finish_reason,
+    )
+
+
+def _is_endpoint_fault(exc: Exception) -> bool:
+    """Faults of the far end or of the wire, as opposed to bugs in this program."""
+    import httpx
+    import openai
+
+    # A body that is not JSON surfaces as json.JSONDecodeError (a ValueError).
+    return isinstance(exc, openai.OpenAIError | httpx.HTTPError | OSError | ValueError)
+
+
+def describe_fault(exc: Exception, endpoint: Endpoint) -> str:
+    """One line saying what went wrong, short enough for a table cell."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        text = f"timed out after {endpoint.timeout_s:g} s"
+    elif isinstance(exc, openai.APIStatusError):
+        text = f"HTTP {exc.status_code}: {_status_message(exc)}"
+    elif isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__
+        text = f"connection failed ({type(cause).__name__ if cause else 'no response'})"
+    elif isinstance(exc, ValueError):
+        text = f"malformed response ({type(exc).__name__}: {exc})"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    text = " ".join(text.split())
+    return text if len(text) <= ERROR_TEXT_LIMIT else text[: ERROR_TEXT_LIMIT - 1] + "…"
+
+
+def _status_message(exc: openai.APIStatusError) -> str:
+    # The openai client unwraps {"error": {...}} into exc.body when the server sent that shape.
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return body["message"]
+    return exc.message

@@ -1,0 +1,344 @@
+"""Run a task file against two endpoints, score both, and summarise.
+
+`iter_compare` yields each task's result as soon as both endpoints (and the judge) are
+done, so that callers can save it at once; `summarize` turns the results into the
+report. `ResultsLog` is the JSONL file that keeps every finished task of a run, so an
+interrupted run loses nothing and `--resume` picks up where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from pydantic import BaseModel, JsonValue, ValidationError
+
+from assistant.evals.client import Answer, Endpoint, chat, open_client
+from assistant.evals.errors import EvalOptionError, ResultsFileError
+from assistant.evals.scorers import judge_pair, score_answer
+from assistant.evals.stats import mean, percentile, rounded
+from assistant.evals.tasks import Task
+
+DEFAULT_MAX_TOKENS = 512
+DEFAULT_CONCURRENCY = 4
+
+
+@dataclass(frozen=True)
+class ComparePlan:
+    """What to run: two endpoints, an optional judge, the tasks and how to call."""
+
+    a: Endpoint
+    b: Endpoint
+    tasks: list[Task]
+    judge: Endpoint | None = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    temperature: float = 0.0
+    concurrency: int = DEFAULT_CONCURRENCY
+
+    def check(self) -> None:
+        """Problems that would only surface mid-run, raised before any request is sent."""
+        if self.concurrency < 1:
+            raise EvalOptionError("concurrency must be at least 1")
+        if self.max_tokens < 1:
+            raise EvalOptionError("max tokens must be at least 1")
+        if not 0 <= self.temperature <= 2:
+            raise EvalOptionError("temperature must be within 0..2")
+        judged = [task.key for task in self.tasks if task.effective_scorer == "judge"]
+        if judged and self.judge is None:
+            shown = ", ".join(judged[:5]) + (" …" if len(judged) > 5 else "")
+            raise EvalOptionError(
+                f"{len(judged)} task(s) use the judge scorer ({shown}) but no judge was given "
+                "(--judge-url and --judge-model)"
+            )
+
+
+class TaskResult(BaseModel):
+    """One task, both answers and both scores."""
+
+    index: int  # position in the task file, from 0
+    key: str
+    category: str | None = None
+    prompt: str
+    scorer: str | None
+    expected: JsonValue = None
+    a: Answer
+    b: Answer
+    a_score: float | None
+    b_score: float | None
+    judge_note: str | None = None
+
+
+class SideSummary(BaseModel):
+    """The totals of one endpoint."""
+
+    url: str
+    model: str
+    score: float | None  # mean over scored tasks; a failed call scores 0
+    scored_tasks: int
+    errors: int
+    latency_ms_p50: float | None  # over calls that succeeded
+    latency_ms_p95: float | None
+    prompt_tokens: int
+    completion_tokens: int
+    by_scorer: dict[str, float]
+    by_category: dict[str, float]
+
+
+class CompareReport(BaseModel):
+    a: SideSummary
+    b: SideSummary
+    judge: str | None
+    tasks: list[TaskResult]
+    total_tasks: int  # in the task file; more than len(tasks) when the run was interrupted
+    finished_at: str
+
+    @property
+    def complete(self) -> bool:
+        return len(self.tasks) == self.total_tasks
+
+    def json_summary(self) -> dict[str, Any]:
+        """The `sizing compare --json` object."""
+
+        def side(summary: SideSummary) -> dict[str, Any]:
+            return {
+                "model": summary.model,
+                "url": summary.url,
+                "score": summary.score,
+                "latency_ms_p50": summary.latency_ms_p50,
+                "latency_ms_p95": summary.latency_ms_p95,
+                "errors": summary.errors,
+                "scored_tasks": summary.scored_tasks,
+                "completion_tokens": summary.completion_tokens,
+                "by_scorer": summary.by_scorer,
+                "by_category": summary.by_category,
+            }
+
+        return {
+            "a": side(self.a),
+            "b": side(self.b),
+            "judge": self.judge,
+            "total_tasks": self.total_tasks,
+            "complete": self.complete,
+            "tasks": [
+                {
+                    "id": task.key,
+                    "category": task.category,
+                    "scorer": task.scorer,
+                    "prompt": task.prompt,
+                    "a": task.a.output,
+                    "b": task.b.output,
+                    "a_score": task.a_score,
+                    "b_score": task.b_score,
+                    "a_error": task.a.error,
+                    "b_error": task.b.error,
+                    "a_latency_ms": rounded(task.a.latency_ms),
+                    "b_latency_ms": rounded(task.b.latency_ms),
+                }
+                for task in self.tasks
+            ],
+        }
+
+
+# ---------------------------------------------------------------------------- running
+
+
+def run_task(plan: ComparePlan, clients: dict[str, Any], index: int, task: Task) -> TaskResult:
+    """Both endpoints on one task, then the scores. Endpoint faults become failed answers."""
+    max_tokens = task.max_tokens or plan.max_tokens
+    messages = task.chat_messages()
+    answers = {
+        side: chat(clients[side], endpoint, messages, max_tokens=max_tokens, temperature=plan.temperature)
+        for side, endpoint in (("a", plan.a), ("b", plan.b))
+    }
+    judge_note = None
+    if task.effective_scorer == "judge":
+        assert plan.judge is not None  # ComparePlan.check
+        verdict = judge_pair(clients["judge"], plan.judge, task, answers["a"], answers["b"])
+        a_score, b_score = verdict.a_score, verdict.b_score
+        judge_note = verdict.error
+    else:
+        a_score, b_score = score_answer(task, answers["a"]), score_answer(task, answers["b"])
+    return TaskResult(
+        index=index,
+        key=task.key,
+        category=task.category,
+        prompt=task.shown_prompt,
+        scorer=task.effective_scorer,
+        expected=task.expected,
+        a=answers["a"],
+        b=answers["b"],
+        a_score=a_score,
+        b_score=b_score,
+        judge_note=judge_note,
+    )
+
+
+def iter_compare(plan: ComparePlan, skip: Iterable[str] = ()) -> Iterator[TaskResult]:
+    """Results as tasks finish (not in file order), `plan.concurrency` tasks at a time."""
+    plan.check()
+    skipped = set(skip)
+    pending_tasks = [(i, task) for i, task in enumerate(plan.tasks) if task.key not in skipped]
+    clients: dict[str, Any] = {"a": open_client(plan.a), "b": open_client(plan.b)}
+    if plan.judge is not None:
+        clients["judge"] = open_client(plan.judge)
+    executor = ThreadPoolExecutor(max_workers=plan.concurrency, thread_name_prefix="compare")
+    try:
+        queue = iter(pending_tasks)
+        running: set[Future[TaskResult]] = set()
+        # Submit lazily: an interrupted run then leaves at most `concurrency` tasks in flight.
+        for index, task in queue:
+            running.add(executor.submit(run_task, plan, clients, index, task))
+            if len(running) >= plan.concurrency:
+                break
+        while running:
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
+                following = next(queue, None)
+                if following is not None:
+                    running.add(executor.submit(run_task, plan, clients, *following))
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+        for client in clients.values():
+            client.close()
+
+
+def summarize(plan: ComparePlan, results: Iterable[TaskResult]) -> CompareReport:
+    ordered = sorted(results, key=lambda result: result.index)
+    return CompareReport(
+        a=_side_summary(plan.a, ordered, "a"),
+        b=_side_summary(plan.b, ordered, "b"),
+        judge=plan.judge.label if plan.judge else None,
+        tasks=ordered,
+        total_tasks=len(plan.tasks),
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def _side_summary(endpoint: Endpoint, results: list[TaskResult], side: Literal["a", "b"]) -> SideSummary:
+    answers = [result.a if side == "a" else result.b for result in results]
+    scores = [(result, result.a_score if side == "a" else result.b_score) for result in results]
+    scored = [(result, score) for result, score in scores if score is not None]
+    latencies = [answer.latency_ms for answer in answers if answer.ok and answer.latency_ms is not None]
+
+    def grouped(name_of: Any) -> dict[str, float]:
+        groups: dict[str, list[float]] = {}
+        for result, score in scored:
+            name = name_of(result)
+            if name:
+                groups.setdefault(name, []).append(score)
+        return {name: round(sum(values) / len(values), 3) for name, values in sorted(groups.items())}
+
+    overall = mean([score for _, score in scored])
+    return SideSummary(
+        url=endpoint.url,
+        model=endpoint.model,
+        score=None if overall is None else round(overall, 3),
+        scored_tasks=len(scored),
+        errors=sum(1 for answer in answers if not answer.ok),
+        latency_ms_p50=rounded(percentile(latencies, 50)),
+        latency_ms_p95=rounded(percentile(latencies, 95)),
+        prompt_tokens=sum(answer.prompt_tokens or 0 for answer in answers),
+        completion_tokens=sum(answer.completion_tokens or 0 for answer in answers),
+        by_scorer=grouped(lambda result: result.scorer),
+        by_category=grouped(lambda result: result.category),
+    )
+
+
+# ---------------------------------------------------------------------------- results file
+
+
+def _endpoint_identity(endpoint: Endpoint | None) -> dict[str, str] | None:
+    return None if endpoint is None else {"url": endpoint.url, "model": endpoint.model}
+
+
+class ResultsLog:
+    """The JSONL file every finished task is appended to: a header line, then one line per task."""
+
+    def __init__(self, path: Path, stream: IO[str], previous: list[TaskResult]) -> None:
+        self.path = path
+        self._stream = stream
+        self.previous = previous
+
+    @classmethod
+    def open(
+        cls, path: Path, plan: ComparePlan, *, resume: bool = False, overwrite: bool = False
+    ) -> ResultsLog:
+        header = {
+            "kind": "run",
+            "a": _endpoint_identity(plan.a),
+            "b": _endpoint_identity(plan.b),
+            "judge": _endpoint_identity(plan.judge),
+            "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        previous: list[TaskResult] = []
+        exists = path.exists() and path.stat().st_size > 0
+        if exists and resume:
+            previous = _read_previous(path, header, plan)
+        elif exists and not overwrite:
+            raise ResultsFileError(
+                f"{path} already holds results of an earlier run; pass --resume to continue it "
+                "or --overwrite to start over"
+            )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            stream = path.open("a" if exists and resume else "w", encoding="utf-8")
+        except OSError as exc:
+            raise ResultsFileError(f"cannot write the results file {path}: {exc.strerror or exc}") from None
+        log = cls(path, stream, previous)
+        if not (exists and resume):
+            log._write(header)
+        return log
+
+    def append(self, result: TaskResult) -> None:
+        self._write({"kind": "task", **result.model_dump(mode="json")})
+
+    def _write(self, record: dict[str, Any]) -> None:
+        self._stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._stream.flush()  # each finished task is on disk before the next one is waited for
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def __enter__(self) -> ResultsLog:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _read_previous(path: Path, header: dict[str, Any], plan: ComparePlan) -> list[TaskResult]:
+    by_key = {task.key: (index, task) for index, task in enumerate(plan.tasks)}
+    found: dict[str, TaskResult] = {}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines, start=1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):
+                continue  # the last line of a killed run may be half written
+            raise ResultsFileError(f"{path}:{number}: not valid JSON; cannot resume from this file") from None
+        if record.get("kind") == "run":
+            for side in ("a", "b", "judge"):
+                if record.get(side) != header[side]:
+                    raise ResultsFileError(
+                        f"{path} was written for {side} = {record.get(side)}, not {header[side]}; "
+                        "pass --overwrite or another --results file"
+                    )
+            continue
+        try:
+            result = TaskResult.model_validate({k: v for k, v in record.items() if k != "kind"})
+        except ValidationError:
+            raise ResultsFileError(
+                f"{path}:{number}: not a task result; cannot resume from this file"
+            ) from None
+        if result.key in by_key:
+            index, task = by_key[result.key]
+            if task.shown_prompt == result.prompt:  # an edited task is run again
+                found[result.key] = result.model_copy(update={"index": index})
+    return list(found.values())
