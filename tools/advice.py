@@ -1,0 +1,244 @@
+"""The recommendation sentence and the suggestions that would make a request fit.
+
+Every suggestion is itself computed with the calculator (shorter context, a cheaper KV cache,
+a smaller quantization, tensor parallelism, a smaller model at higher precision), so none is a
+guess.
+"""
+
+from __future__ import annotations
+
+from tools.calculator import (
+    ENGINE_LABELS,
+    GB,
+    Candidate,
+    Evaluation,
+    Scenario,
+    candidates,
+    evaluate,
+)
+from tools.catalog import ResolvedModel, catalog_architecture, list_models
+from tools.engines import Hardware, vllm_activation_bytes, vllm_scheduler_defaults
+from tools.precision import token_embedding_bytes, weights
+from tools.texts import integer, number, text
+
+# Cheaper steps, in order, per engine family.
+_VLLM_LADDER = ("fp32", "bf16", "fp8", "awq")
+_GGUF_LADDER = ("fp32", "bf16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k")
+_CHEAPER_KV = {"vllm": "fp8", "llamacpp": "q8_0", "ollama": "q8_0"}
+_MIN_CONTEXT = 512
+
+
+def with_precision(scenario: Scenario, precision: str) -> Scenario:
+    arch, override = scenario.model.arch, scenario.model.params_override
+    embedding = token_embedding_bytes(arch, precision)
+    if override:
+        embedding = round(embedding * override / arch.total_params())
+    return scenario._replace(
+        precision=precision, weights=weights(arch, precision, override), embedding_bytes=embedding
+    )
+
+
+def recommendation(
+    scenario: Scenario, evaluations: list[Evaluation], chosen: Evaluation | None, total: float
+) -> str:
+    lang = scenario.lang
+    common = {
+        "model": scenario.model.info.name,
+        "precision": scenario.precision,
+        "context": integer(scenario.context, lang),
+        "users": integer(scenario.users, lang),
+        "engine": ENGINE_LABELS[scenario.engine],
+    }
+    if chosen is not None:
+        return text(
+            "rec_fits",
+            lang,
+            label=chosen.option.label,
+            headroom=number(chosen.option.headroom_gb, lang),
+            seqs=integer(chosen.option.max_concurrent_sequences, lang),
+            **common,
+        )
+    labels = ", ".join(ev.option.label for ev in evaluations)
+    return text("rec_none", lang, labels=labels, total=number(total / GB, lang), **common)
+
+
+def _verdict(scenario: Scenario, ev: Evaluation) -> str:
+    if ev.option.fits:
+        return text(
+            "verdict_fits", scenario.lang, seqs=integer(ev.option.max_concurrent_sequences, scenario.lang)
+        )
+    return text("verdict_no", scenario.lang)
+
+
+def _longest_context(scenario: Scenario, target: Candidate) -> int | None:
+    low, high = _MIN_CONTEXT, scenario.context - 1
+    if high < low or not evaluate(scenario._replace(context=low), target).option.fits:
+        return None
+    while low < high:
+        mid = (low + high + 1) // 2
+        if evaluate(scenario._replace(context=mid), target).option.fits:
+            low = mid
+        else:
+            high = mid - 1
+    return low - low % 256 if low >= 1024 else low
+
+
+def _cheaper_precisions(scenario: Scenario) -> list[str]:
+    ladder = _GGUF_LADDER if scenario.engine in ("llamacpp", "ollama") else _VLLM_LADDER
+    if scenario.precision in ladder:
+        return list(ladder[ladder.index(scenario.precision) + 1 :])
+    return []
+
+
+def _doubled(target: Candidate) -> Candidate:
+    members = [hw._replace(gpus=hw.gpus * 2) for hw in target.members]
+    if target.card is not None:
+        card_id = target.card.split(":")[0]
+        label = f"{members[0].gpus}× {target.label.split('× ')[-1]}"
+        return Candidate(None, f"{card_id}:{members[0].gpus}", label, members, {}, {})
+    label = (
+        f"{members[0].gpus}× " + target.label.split("(")[-1].rstrip(")")
+        if "(" in target.label
+        else target.label
+    )
+    return Candidate(None, None, label, members, {}, {})
+
+
+def _smaller_model(scenario: Scenario, target: Candidate) -> tuple[ResolvedModel, Evaluation] | None:
+    """The largest catalog model, smaller than this one, that fits at 16 bits on the target."""
+    precision = "bf16" if scenario.engine != "ollama" else "fp16"
+    best: tuple[ResolvedModel, Evaluation] | None = None
+    for info in list_models():
+        if info.params >= scenario.model.info.params or (best and info.params <= best[0].info.params):
+            continue
+        arch = catalog_architecture(info.id)
+        override = info.params if info.params != arch.total_params() else None
+        candidate = with_precision(scenario._replace(model=ResolvedModel(info, arch, override)), precision)
+        ev = evaluate(candidate, target)
+        if ev.option.fits:
+            best = (candidate.model, ev)
+    return best
+
+
+def _fit_suggestions(scenario: Scenario, target: Evaluation) -> list[str]:
+    lang, out = scenario.lang, []
+    label = target.option.label
+    context = _longest_context(scenario, target.candidate)
+    if context:
+        out.append(
+            text(
+                "sug_context",
+                lang,
+                context=integer(context, lang),
+                users=integer(scenario.users, lang),
+                label=label,
+            )
+        )
+    cheaper_kv = _CHEAPER_KV.get(scenario.engine)
+    if cheaper_kv and scenario.kv_dtype in ("bf16", "fp16"):
+        alt = scenario._replace(kv_dtype=cheaper_kv)
+        ev = evaluate(alt, target.candidate)
+        out.append(
+            text(
+                "sug_kv",
+                lang,
+                kv=cheaper_kv,
+                kv_gb=number(ev.estimate.kv_bytes_per_sequence * scenario.users / GB, lang),
+                old_gb=number(target.estimate.kv_bytes_per_sequence * scenario.users / GB, lang),
+                verdict=_verdict(alt, ev),
+                label=label,
+            )
+        )
+    cheaper = _cheaper_precisions(scenario)
+    for precision in cheaper:
+        alt = with_precision(scenario, precision)
+        ev = evaluate(alt, target.candidate)
+        if ev.option.fits or precision == cheaper[-1]:
+            out.append(
+                text(
+                    "sug_quant",
+                    lang,
+                    precision=precision,
+                    gb=number(alt.weights.bytes / GB, lang),
+                    verdict=_verdict(alt, ev),
+                    label=label,
+                )
+            )
+            break
+    doubled = _doubled(target.candidate)
+    ev = evaluate(scenario, doubled)
+    out.append(
+        text(
+            "sug_tp",
+            lang,
+            gpus=doubled.members[0].gpus,
+            label=doubled.label,
+            usable=number(ev.option.usable_gb, lang),
+            verdict=_verdict(scenario, ev),
+        )
+    )
+    return out
+
+
+def _smaller_model_line(scenario: Scenario, target: Evaluation) -> str | None:
+    found = _smaller_model(scenario, target.candidate)
+    if not found:
+        return None
+    model, ev = found
+    precision = "bf16" if scenario.engine != "ollama" else "fp16"
+    w = weights(model.arch, precision, model.params_override)
+    return text(
+        "sug_smaller_model",
+        scenario.lang,
+        model=model.info.name,
+        precision=precision,
+        gb=number(w.bytes / GB, scenario.lang),
+        label=target.option.label,
+        seqs=integer(ev.option.max_concurrent_sequences, scenario.lang),
+    )
+
+
+def _max_num_seqs_line(scenario: Scenario, target: Evaluation) -> str | None:
+    hw: Hardware = target.candidate.members[0]
+    default_seqs, batched = vllm_scheduler_defaults(hw.usable_bytes_per_gpu, hw.card_id)
+    if scenario.engine != "vllm" or scenario.users >= default_seqs:
+        return None
+    arch = scenario.model.arch
+    now = vllm_activation_bytes(arch, default_seqs, batched, hw.gpus)
+    lean = vllm_activation_bytes(arch, scenario.users, batched, hw.gpus)
+    if now - lean < 0.5 * GB:
+        return None
+    return text(
+        "sug_max_num_seqs",
+        scenario.lang,
+        seqs=default_seqs,
+        gb=number(now / GB, scenario.lang),
+        users=scenario.users,
+    )
+
+
+def suggestions(scenario: Scenario, evaluations: list[Evaluation], gpu: str | None) -> list[str]:
+    """What would make it fit (when nothing does), or what is worth knowing when it does."""
+    lang, out = scenario.lang, []
+    limit = scenario.model.arch.max_position_embeddings
+    if limit and scenario.context > limit:
+        out.append(
+            text(
+                "sug_context_limit", lang, context=integer(scenario.context, lang), limit=integer(limit, lang)
+            )
+        )
+    fitting = [ev for ev in evaluations if ev.option.fits]
+    target = fitting[0] if fitting else evaluations[-1]
+    if not fitting:
+        out.extend(_fit_suggestions(scenario, target))
+    line = _max_num_seqs_line(scenario, target)
+    if line and (not fitting or target.option.max_concurrent_sequences < 4 * scenario.users):
+        out.append(line)
+    if not fitting or scenario.weights.bits_per_weight < 12:
+        smaller = _smaller_model_line(scenario, target)
+        if smaller:
+            out.append(smaller)
+    return out
+
+
+__all__ = ["candidates", "recommendation", "suggestions", "with_precision"]

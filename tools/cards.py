@@ -1,0 +1,134 @@
+"""Cards and card classes, read from tools/data/cards.json and tools/data/card_classes.json.
+
+Usable memory is what the CUDA allocator can see: the nvidia-smi total (MiB) minus the driver's
+reservation, in GB of 10^9 bytes. The marketing figure ("80 GB") is never used in arithmetic.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from importlib import resources
+from typing import Any, NamedTuple
+
+from tools.errors import InvalidInputError, UnknownCardError
+from tools.schemas import Card, CardClass
+
+MIB = 2**20
+GB = 1e9
+_MAX_GPUS = 64
+
+
+def _load(name: str) -> Any:
+    return json.loads(resources.files("tools").joinpath("data", name).read_text(encoding="utf-8"))
+
+
+class CardFacts(NamedTuple):
+    card: Card
+    usable_bytes: int
+
+
+@cache
+def _card_facts() -> dict[str, CardFacts]:
+    doc = _load("cards.json")
+    default_reserved = int(doc["default_driver_reserved_mib"])
+    facts: dict[str, CardFacts] = {}
+    for raw in doc["cards"]:
+        reserved = int(raw.get("driver_reserved_mib", default_reserved))
+        usable = (int(raw["memory_mib"]) - reserved) * MIB
+        card = Card(
+            id=raw["id"],
+            name=raw["name"],
+            aliases=list(raw.get("aliases", [])),
+            memory_mib=int(raw["memory_mib"]),
+            usable_gb=round(usable / GB, 2),
+            bandwidth_gbps=raw.get("bandwidth_gbps"),
+            bf16_dense_tflops=raw.get("bf16_dense_tflops"),
+            fp8=raw.get("fp8"),
+            vendor=raw.get("vendor", "nvidia"),
+            marketing=raw.get("marketing", ""),
+        )
+        facts[card.id] = CardFacts(card, usable)
+    return facts
+
+
+def list_cards() -> list[Card]:
+    """Every card the calculator knows, in the order of the data file."""
+    return [f.card for f in _card_facts().values()]
+
+
+def card_facts(card_id: str) -> CardFacts:
+    return _card_facts()[card_id]
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+@cache
+def _card_index() -> dict[str, str]:
+    index: dict[str, str] = {}
+    for facts in _card_facts().values():
+        for name in (facts.card.id, facts.card.name, *facts.card.aliases):
+            index.setdefault(_normalise(name), facts.card.id)
+    return index
+
+
+def resolve_card(name: str) -> Card:
+    card_id = _card_index().get(_normalise(name))
+    if card_id is None:
+        raise UnknownCardError(name, [c.id for c in list_cards()])
+    return card_facts(card_id).card
+
+
+def parse_gpu_spec(spec: str) -> tuple[Card, int]:
+    """'h100-80gb:2' -> (the H100 card, 2). Also accepts '2x h100-80gb'."""
+    text = spec.strip()
+    count_text = "1"
+    prefixed = re.fullmatch(r"(-?\d+)\s*[x×]\s*(.+)", text, flags=re.IGNORECASE)
+    if prefixed:
+        count_text, text = prefixed.group(1), prefixed.group(2)
+    elif ":" in text:
+        text, _, count_text = text.rpartition(":")
+    try:
+        count = int(count_text)
+    except ValueError:
+        raise InvalidInputError(
+            f"GPU count {count_text!r} in {spec!r} must be a whole number from 1 to {_MAX_GPUS}"
+        ) from None
+    if not 1 <= count <= _MAX_GPUS:
+        raise InvalidInputError(f"GPU count {count} in {spec!r} must be from 1 to {_MAX_GPUS}")
+    return resolve_card(text), count
+
+
+@cache
+def _card_classes() -> tuple[CardClass, ...]:
+    doc = _load("card_classes.json")
+    classes = []
+    for raw in doc["classes"]:
+        members = [card_facts(c) for c in raw["cards"]]
+        usable = min(m.usable_bytes for m in members)
+        classes.append(
+            CardClass(
+                id=raw["id"],
+                label=raw["label"],
+                cards=list(raw["cards"]),
+                gpus=int(raw["gpus"]),
+                usable_gb=round(usable * int(raw["gpus"]) / GB, 2),
+                serves=dict(raw["serves"]),
+                catch=dict(raw["catch"]),
+            )
+        )
+    return tuple(classes)
+
+
+def card_classes() -> list[CardClass]:
+    """The card-class table (48gb, 80gb, 2x80gb) with its honest texts in en and es."""
+    return list(_card_classes())
+
+
+def card_class_claims() -> list[dict[str, Any]]:
+    """The machine-checkable claims behind each class's text (a test holds them to the calculator)."""
+    doc = _load("card_classes.json")
+    return [dict(claim, card_class=raw["id"]) for raw in doc["classes"] for claim in raw.get("claims", [])]

@@ -1,0 +1,117 @@
+"""The sizing engine's public types: what goes in (SizingRequest) and what comes out.
+
+Pure pydantic. GB means 10^9 bytes in every field named *_gb.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Language = Literal["en", "es"]
+
+
+class SizingRequest(BaseModel):
+    """One sizing question: a model at a precision, a context, a number of concurrent users."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str = Field(default="", description='Catalog id, alias ("Llama 3.1 70B") or bare size ("70b").')
+    precision: str = Field(default="bf16", description="Weight format: fp16, bf16, fp8, awq, q4_k_m...")
+    context: int = Field(default=8192, description="Tokens per sequence (prompt + answer), > 0.")
+    users: int = Field(default=1, description="Concurrent sequences, > 0.")
+    kv_dtype: str | None = Field(default=None, description="KV cache element type; None = 16-bit.")
+    engine: str = Field(default="vllm", description="Serving engine: vllm, llamacpp, ollama or transformers.")
+    gpu: str | None = Field(
+        default=None, description='Card id, optionally ":N" for N cards; None = every class.'
+    )
+    gpu_memory_utilization: float = Field(default=0.9, description="vLLM's share of card memory.")
+    config: dict | None = Field(default=None, description="A Hugging Face config.json as a dict.")
+    params_b: float | None = Field(default=None, description="Explicit parameter count in billions.")
+    lang: Language = Field(default="en", description="Language of every text in the result.")
+
+
+class ModelInfo(BaseModel):
+    """The model the arithmetic used, with the architecture facts that drive it."""
+
+    id: str
+    name: str
+    params: int
+    active_params: int
+    layers: int
+    kv_heads: int
+    head_dim: int
+    architecture: str
+    aliases: list[str] = Field(default_factory=list)
+    reference_note: str | None = None
+
+
+class CardOption(BaseModel):
+    """The verdict for one card class (or one requested card) at this request."""
+
+    card_class: str | None
+    card: str | None
+    label: str
+    gpus: int
+    usable_gb: float
+    fits: bool
+    headroom_gb: float
+    max_concurrent_sequences: int
+    decode_tokens_per_s: float | None
+    serves: str
+    catch: str
+
+
+class SizingResult(BaseModel):
+    """Everything the calculator found, with the arithmetic lines a person can check by hand."""
+
+    model: ModelInfo
+    precision: str
+    engine: str
+    context: int
+    users: int
+    kv_dtype: str
+    weights_gb: float
+    kv_bytes_per_token: int
+    kv_cache_gb: float
+    overhead_gb: float
+    total_gb: float
+    options: list[CardOption]
+    recommended: str | None
+    recommendation: str
+    arithmetic: list[str]
+    caveat: str | None
+    suggestions: list[str]
+    below_16_bit: bool
+
+
+class Card(BaseModel):
+    """One GPU model, with memory as nvidia-smi reports it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    aliases: list[str] = Field(default_factory=list)
+    memory_mib: int
+    usable_gb: float
+    bandwidth_gbps: float | None
+    bf16_dense_tflops: float | None = None
+    fp8: bool | None = None
+    vendor: str = "nvidia"
+    marketing: str = ""
+
+
+class CardClass(BaseModel):
+    """A row of the card-class table: which cards, how many, and the honest texts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    label: str
+    cards: list[str]
+    gpus: int
+    usable_gb: float
+    serves: dict[str, str]
+    catch: dict[str, str]

@@ -1,0 +1,160 @@
+"""Every sentence the sizing engine writes, in English and Spanish.
+
+Templates use str.format fields; numbers are formatted by the caller. GB = 10^9 bytes.
+"""
+
+from __future__ import annotations
+
+from tools.schemas import Language
+
+TEXTS: dict[str, dict[Language, str]] = {
+    "caveat": {
+        "en": (
+            "Quantization cost is real, workload-dependent and measurable: {what} below 16 bits may answer "
+            "differently on your tasks. Nobody can give you a universal percentage. Run your own evals on your "
+            "own tasks against both versions side by side (`sizing compare`) before you decide."
+        ),
+        "es": (
+            "El coste de la cuantización es real, depende de la carga de trabajo y es medible: {what} por debajo "
+            "de 16 bits puede responder distinto en sus tareas. Nadie puede darle un porcentaje universal. Ejecute "
+            "sus propias evaluaciones sobre sus propias tareas con las dos versiones lado a lado (`sizing compare`) "
+            "antes de decidir."
+        ),
+    },
+    "caveat_weights": {"en": "weights at {precision}", "es": "pesos en {precision}"},
+    "caveat_kv": {"en": "a KV cache at {kv}", "es": "una caché KV en {kv}"},
+    "caveat_and": {"en": " and ", "es": " y "},
+    "line_weights": {
+        "en": "Weights: {params} parameters at {precision} ({note}) = {gb} GB ({bpw} bits per weight on average)",
+        "es": "Pesos: {params} parámetros en {precision} ({note}) = {gb} GB ({bpw} bits por peso de media)",
+    },
+    "line_kv_gqa": {
+        "en": (
+            "KV cache per token: {layers} full-attention layers × 2 (K and V) × {heads} KV heads × {head_dim} "
+            "head_dim × {elem} bytes ({kv}) = {bytes} bytes"
+        ),
+        "es": (
+            "Caché KV por token: {layers} capas de atención completa × 2 (K y V) × {heads} cabezas KV × "
+            "{head_dim} head_dim × {elem} bytes ({kv}) = {bytes} bytes"
+        ),
+    },
+    "line_kv_mla": {
+        "en": (
+            "KV cache per token (MLA latent, shared by all heads): {layers} layers × ({latent} latent + {rope} "
+            "rotary) × {elem} bytes ({kv}) = {bytes} bytes"
+        ),
+        "es": (
+            "Caché KV por token (latente MLA, compartido por todas las cabezas): {layers} capas × ({latent} "
+            "latente + {rope} rotatorio) × {elem} bytes ({kv}) = {bytes} bytes"
+        ),
+    },
+    "line_kv_sliding": {
+        "en": "plus {layers} sliding-window layers at {per_layer} bytes per token, capped at {cells} tokens per sequence",
+        "es": "más {layers} capas de ventana deslizante a {per_layer} bytes por token, con tope de {cells} tokens por secuencia",
+    },
+    "line_kv_total": {
+        "en": "KV cache: {per_seq} GB per sequence of {context} tokens × {users} concurrent = {gb} GB",
+        "es": "Caché KV: {per_seq} GB por secuencia de {context} tokens × {users} concurrentes = {gb} GB",
+    },
+    "line_overhead": {
+        "en": "Engine overhead ({engine}): {parts} = {gb} GB",
+        "es": "Sobrecarga del motor ({engine}): {parts} = {gb} GB",
+    },
+    "line_total": {
+        "en": "Total: {weights} GB weights + {kv} GB KV + {overhead} GB overhead = {total} GB (on {label})",
+        "es": "Total: {weights} GB de pesos + {kv} GB de KV + {overhead} GB de sobrecarga = {total} GB (en {label})",
+    },
+    "line_option_vllm": {
+        "en": (
+            "{label}: {usable} GB usable; vLLM takes {util}% = {budget} GB; minus weights {weights} GB and "
+            "overhead {overhead} GB leaves {room} GB of KV = {tokens} tokens → {seqs} sequences of {context} tokens"
+        ),
+        "es": (
+            "{label}: {usable} GB utilizables; vLLM toma el {util}% = {budget} GB; menos pesos {weights} GB y "
+            "sobrecarga {overhead} GB quedan {room} GB de KV = {tokens} tokens → {seqs} secuencias de {context} tokens"
+        ),
+    },
+    "line_option": {
+        "en": (
+            "{label}: {usable} GB usable; minus weights {weights} GB and overhead {overhead} GB leaves {room} GB "
+            "of KV → {seqs} sequences of {context} tokens"
+        ),
+        "es": (
+            "{label}: {usable} GB utilizables; menos pesos {weights} GB y sobrecarga {overhead} GB quedan {room} GB "
+            "de KV → {seqs} secuencias de {context} tokens"
+        ),
+    },
+    "line_units": {
+        "en": "GB = 10^9 bytes (1 GiB = 1.074 GB); card memory is what nvidia-smi reports, less the driver's reservation.",
+        "es": "GB = 10^9 bytes (1 GiB = 1,074 GB); la memoria de la tarjeta es la que informa nvidia-smi, menos la reserva del controlador.",
+    },
+    "line_slack": {
+        "en": "{label}: the {slack} GB vLLM leaves free cannot hold the CUDA context and graphs ({need} GB): lower --gpu-memory-utilization",
+        "es": "{label}: los {slack} GB que vLLM deja libres no caben el contexto CUDA y los grafos ({need} GB): baje --gpu-memory-utilization",
+    },
+    "part_activation": {"en": "activation peak {gb}", "es": "pico de activaciones {gb}"},
+    "part_non_torch": {"en": "non-torch {gb}", "es": "memoria fuera de torch {gb}"},
+    "part_cuda_context": {"en": "CUDA context {gb}", "es": "contexto CUDA {gb}"},
+    "part_cuda_graphs": {"en": "CUDA graphs {gb}", "es": "grafos CUDA {gb}"},
+    "part_compute_buffer": {"en": "compute buffer {gb}", "es": "búfer de cómputo {gb}"},
+    "part_prefill_activation": {"en": "prefill activations {gb}", "es": "activaciones del prefill {gb}"},
+    "per_gpu": {"en": " per GPU", "es": " por GPU"},
+    "rec_fits": {
+        "en": "{model} at {precision} with {context} tokens × {users} concurrent on {engine}: {label} ({headroom} GB to spare, up to {seqs} concurrent sequences).",
+        "es": "{model} en {precision} con {context} tokens × {users} concurrentes en {engine}: {label} ({headroom} GB de margen, hasta {seqs} secuencias concurrentes).",
+    },
+    "rec_none": {
+        "en": "{model} at {precision} with {context} tokens × {users} concurrent on {engine} does not fit {labels}: it needs about {total} GB. See the suggestions.",
+        "es": "{model} en {precision} con {context} tokens × {users} concurrentes en {engine} no cabe en {labels}: necesita unos {total} GB. Vea las sugerencias.",
+    },
+    "sug_context": {
+        "en": "Shorter context: at {context} tokens per sequence, {users} concurrent fit on {label}.",
+        "es": "Contexto más corto: con {context} tokens por secuencia caben {users} concurrentes en {label}.",
+    },
+    "sug_kv": {
+        "en": "{kv} KV cache halves the cache ({kv_gb} GB instead of {old_gb} GB): {verdict} on {label}.",
+        "es": "Caché KV en {kv} la reduce a la mitad ({kv_gb} GB en vez de {old_gb} GB): {verdict} en {label}.",
+    },
+    "sug_quant": {
+        "en": "Smaller quantization: {precision} weights take {gb} GB: {verdict} on {label}.",
+        "es": "Cuantización menor: pesos en {precision} ocupan {gb} GB: {verdict} en {label}.",
+    },
+    "sug_tp": {
+        "en": "Tensor parallel ×{gpus}: {label} gives {usable} GB: {verdict}.",
+        "es": "Paralelismo tensorial ×{gpus}: {label} da {usable} GB: {verdict}.",
+    },
+    "sug_smaller_model": {
+        "en": "A smaller model at higher precision: {model} at {precision} ({gb} GB of weights) fits on {label} with up to {seqs} concurrent sequences — often the better trade than a heavily compressed large model; compare both on your tasks.",
+        "es": "Un modelo más pequeño a mayor precisión: {model} en {precision} ({gb} GB de pesos) cabe en {label} con hasta {seqs} secuencias concurrentes; a menudo es mejor negocio que un modelo grande muy comprimido: compare ambos en sus tareas.",
+    },
+    "sug_max_num_seqs": {
+        "en": "vLLM sizes its sampler for --max-num-seqs {seqs} by default ({gb} GB); serving {users} users, --max-num-seqs {users} frees memory for KV.",
+        "es": "vLLM dimensiona su muestreador para --max-num-seqs {seqs} por defecto ({gb} GB); con {users} usuarios, --max-num-seqs {users} libera memoria para la KV.",
+    },
+    "sug_context_limit": {
+        "en": "{context} tokens exceed the model's configured maximum of {limit} tokens.",
+        "es": "{context} tokens superan el máximo configurado del modelo, {limit} tokens.",
+    },
+    "verdict_fits": {
+        "en": "fits ({seqs} concurrent sequences)",
+        "es": "cabe ({seqs} secuencias concurrentes)",
+    },
+    "verdict_no": {"en": "still does not fit", "es": "sigue sin caber"},
+}
+
+
+def text(key: str, lang: Language, **fields: object) -> str:
+    template = TEXTS[key][lang]
+    return template.format(**fields) if fields else template
+
+
+def number(value: float, lang: Language, decimals: int = 2) -> str:
+    """12,345.67 in English, 12.345,67 in Spanish."""
+    formatted = f"{value:,.{decimals}f}"
+    if lang == "es":
+        formatted = formatted.replace(",", "\u00a0").replace(".", ",").replace("\u00a0", ".")
+    return formatted
+
+
+def integer(value: int, lang: Language) -> str:
+    return number(value, lang, 0)
