@@ -1,9 +1,186 @@
-"""`sizing` subcommands: placeholder module, replaced by its owner's issue."""
+"""`sizing calc`: the VRAM calculator from a terminal.
+
+    sizing calc llama-3.1-70b --precision awq --context 8192 --users 4
+    sizing calc 70b --precision q4_k_m --engine llamacpp --gpu l40s
+    sizing calc "Qwen2.5 32B" --gpu h100-80gb:2 --kv-dtype fp8 --json
+    sizing calc my-model --config ./config.json --lang es
+
+Prints a table of card options with the arithmetic lines a person can check by hand; `--json`
+prints the SizingResult object. Bad input exits 2 with one line naming the bad value and the
+valid choices.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from tools.errors import InvalidInputError, ModelConfigError
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
+    from tools import SizingResult
+
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    return None
+    parser = subparsers.add_parser(
+        "calc",
+        help="VRAM arithmetic for a model, precision, context and concurrency",
+        description=(
+            "Size a model on every card class (48gb, 80gb, 2x80gb) or on one card. "
+            "GB = 10^9 bytes; card memory is what nvidia-smi reports."
+        ),
+    )
+    parser.add_argument(
+        "model", nargs="?", default="", help='catalog id, alias ("Llama 3.1 70B") or bare size ("70b")'
+    )
+    parser.add_argument(
+        "--precision",
+        default="bf16",
+        help="weights: fp32 bf16 fp16 fp8 int8 int4 awq gptq nf4 mxfp4 "
+        "q8_0 q6_k q5_k_m q4_k_m q4_0 q3_k_m q2_k (default bf16)",
+    )
+    parser.add_argument(
+        "--context", default="8192", help="tokens per sequence, e.g. 8192 or 32k (default 8192)"
+    )
+    parser.add_argument("--users", default="1", help="concurrent sequences (default 1)")
+    parser.add_argument("--kv-dtype", default=None, help="KV cache: bf16 fp16 fp8 q8_0 q4_0 (default 16-bit)")
+    parser.add_argument(
+        "--engine", default="vllm", help="vllm | llamacpp | ollama | transformers (default vllm)"
+    )
+    parser.add_argument(
+        "--gpu", default=None, metavar="ID[:N]", help="one card, optionally N of them (h100-80gb:2)"
+    )
+    parser.add_argument(
+        "--gpu-memory-utilization", default="0.9", help="vLLM's share of card memory (default 0.9)"
+    )
+    parser.add_argument(
+        "--config", default=None, metavar="PATH", help="a Hugging Face config.json to size instead"
+    )
+    parser.add_argument("--lang", default="en", help="language of the texts: en | es (default en)")
+    parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    parser.set_defaults(handler=run)
+
+
+def parse_count(name: str, value: str) -> int:
+    """'8192', '32k', '1m' -> tokens; anything else is one clear error."""
+    match = _SIZE.fullmatch(value or "")
+    if not match:
+        raise InvalidInputError(f"--{name} {value!r} must be a whole number such as 8192 or 32k")
+    number = float(match.group(1)) * {"": 1, "k": 1024, "m": 1024 * 1024}[match.group(2).lower()]
+    if number != int(number):
+        raise InvalidInputError(f"--{name} {value!r} must be a whole number")
+    return int(number)
+
+
+def parse_fraction(name: str, value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise InvalidInputError(f"--{name} {value!r} must be a number between 0.05 and 1.0") from None
+
+
+def read_config(path: str) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ModelConfigError(f"cannot read config {path!r}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelConfigError(f"cannot read config {path!r}: {exc.__class__.__name__}") from None
+    except json.JSONDecodeError as exc:
+        raise ModelConfigError(f"config {path!r} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(data, dict):
+        raise ModelConfigError(f"config {path!r} must hold a JSON object, not {type(data).__name__}")
+    return data
+
+
+def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None) -> int:
+    from tools import SizingRequest, calculate_vram
+
+    lang = (args.lang or "en").strip().lower()
+    if lang not in ("en", "es"):
+        raise InvalidInputError(f"--lang {args.lang!r} is not a language of the texts; valid choices: en, es")
+    if not args.model.strip() and not args.config:
+        raise InvalidInputError("give a MODEL (catalog id, alias or bare size such as 70b) or --config PATH")
+    request = SizingRequest(
+        model=args.model,
+        precision=args.precision,
+        context=parse_count("context", args.context),
+        users=parse_count("users", args.users),
+        kv_dtype=args.kv_dtype,
+        engine=args.engine,
+        gpu=args.gpu,
+        gpu_memory_utilization=parse_fraction("gpu-memory-utilization", args.gpu_memory_utilization),
+        config=read_config(args.config) if args.config else None,
+        lang=lang,  # type: ignore[arg-type]
+    )
+    result = calculate_vram(request)
+    stream = out or sys.stdout
+    if args.json:
+        stream.write(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n")
+    else:
+        stream.write(render_table(result) + "\n")
+    return 0
+
+
+_HEADERS = {
+    "en": ("option", "GPUs", "usable GB", "fits", "headroom GB", "max seqs", "decode tok/s"),
+    "es": ("opción", "GPUs", "GB útiles", "cabe", "margen GB", "secuencias", "tok/s decode"),
+}
+_SECTIONS = {
+    "en": ("Arithmetic", "Recommendation", "Caveat", "Suggestions", "yes", "no"),
+    "es": ("Aritmética", "Recomendación", "Advertencia", "Sugerencias", "sí", "no"),
+}
+
+
+def render_table(result: SizingResult) -> str:
+    """The human-readable report: header, options table, arithmetic, recommendation, caveat."""
+    lang = "es" if result.recommendation and _is_spanish(result) else "en"
+    arithmetic, recommendation, caveat, suggestions, yes, no = _SECTIONS[lang]
+    model = result.model
+    header = (
+        f"{model.name} · {result.precision} · {result.engine} · {result.context:,} tokens × {result.users} · "
+        f"KV {result.kv_dtype}"
+    )
+    rows = [_HEADERS[lang]]
+    for o in result.options:
+        rows.append(
+            (
+                o.label,
+                str(o.gpus),
+                f"{o.usable_gb:.2f}",
+                yes if o.fits else no,
+                f"{o.headroom_gb:+.2f}",
+                str(o.max_concurrent_sequences),
+                f"{o.decode_tokens_per_s:.0f}" if o.decode_tokens_per_s else "–",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    table = [
+        "  ".join(
+            cell.ljust(w) if i == 0 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in rows
+    ]
+    table.insert(1, "  ".join("-" * w for w in widths))
+    parts = [header, "", *table, "", f"{arithmetic}:", *(f"  {line}" for line in result.arithmetic)]
+    parts += ["", f"{recommendation}: {result.recommendation}"]
+    for o in result.options:
+        if o.serves:
+            parts.append(f"  {o.label}: {o.serves} — {o.catch}")
+    if result.caveat:
+        parts += ["", f"{caveat}: {result.caveat}"]
+    if result.suggestions:
+        parts += ["", f"{suggestions}:", *(f"  - {s}" for s in result.suggestions)]
+    return "\n".join(parts)
+
+
+def _is_spanish(result: SizingResult) -> bool:
+    return any(line.startswith(("Pesos:", "Caché KV")) for line in result.arithmetic)
