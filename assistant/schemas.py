@@ -8,14 +8,11 @@ and the offline responder all exchange the same serializable objects. Import the
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-try:
-    from tools import SizingResult  # type: ignore[attr-defined]
-except ImportError:  # TEMPORARY until the tools engine's first slice is committed (issue 2)
-    SizingResult = Any  # type: ignore[misc,assignment]
+from tools import SizingResult
 
 Language = Literal["en", "es"]
 Mode = Literal["llm", "offline"]

@@ -1,9 +1,144 @@
-"""`sizing` subcommands: placeholder module, replaced by its owner's issue."""
+"""`sizing ask` and `sizing chat`: the assistant from a terminal.
+
+    sizing ask "What GPU do I need for Llama 3.1 70B?"          # Markdown answer
+    sizing ask "¿Qué GPU para un 70B a 4 bits?" --json          # {answer, language, mode, notice, ...}
+    sizing ask --batch questions.txt                            # one question per line -> one JSON per line
+    sizing chat                                                 # a conversation; slots kept across turns
+
+Offline unless SIZING_LLM_BASE_URL and SIZING_LLM_MODEL are set. The assistant (and with it
+Chroma or LangChain) is imported only inside the handlers, so `--help` stays instant.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from tools.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from assistant.schemas import Reply
+    from assistant.service import Assistant
+    from assistant.settings import Settings
+
+# Words that end `sizing chat` (besides end of input).
+EXIT_WORDS = frozenset({"exit", "quit", "salir", ":q", "/exit", "/quit"})
+RESET_WORDS = frozenset({"/reset", "/new"})
+STATE_WORDS = frozenset({"/state", "/slots"})
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    return None
+    ask = subparsers.add_parser(
+        "ask",
+        help="answer one sizing question (or a file of them)",
+        description="Answer a GPU-sizing question with the arithmetic, the card class and the caveat.",
+    )
+    ask.add_argument("question", nargs="?", help="the question, in Spanish or English")
+    ask.add_argument("--json", action="store_true", help="print the reply as one JSON object")
+    ask.add_argument(
+        "--batch",
+        metavar="FILE",
+        help="answer every non-blank line of FILE ('-' = stdin); prints one JSON object per line",
+    )
+    ask.set_defaults(handler=run)
+
+    chat = subparsers.add_parser(
+        "chat",
+        help="a sizing conversation in the terminal (slots kept across turns)",
+        description="Type questions; the assistant remembers the model, precision, tasks, context and "
+        "users across turns. 'exit' or end of input (Ctrl-D) quits; '/reset' starts over; "
+        "'/state' shows the remembered slots.",
+    )
+    chat.add_argument("--json", action="store_true", help="print each reply as one JSON object per line")
+    chat.set_defaults(handler=run_chat)
+
+
+def _assistant(settings: Settings) -> Assistant:
+    from assistant.service import build_assistant
+
+    return build_assistant(settings)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.batch is not None:
+        if args.question:
+            raise InvalidInputError("give either a QUESTION or --batch FILE, not both")
+        lines = _read_batch(args.batch)
+        assistant = _assistant(settings)
+        for question in lines:
+            reply = assistant.answer(question)
+            _write_json({"question": question, **reply.public_json()}, sys.stdout)
+        return 0
+    if not args.question or not args.question.strip():
+        raise InvalidInputError('no question given: sizing ask "What GPU for a 70B?" (or --batch FILE)')
+    reply = _assistant(settings).answer(args.question)
+    if args.json:
+        _write_json(reply.public_json(), sys.stdout)
+    else:
+        _print_reply(reply, sys.stdout, sys.stderr)
+    return 0
+
+
+def _read_batch(source: str) -> list[str]:
+    try:
+        content = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidInputError(f"cannot read the batch file {source}: {error}") from error
+    return [line.strip() for line in content.splitlines() if line.strip()]
+
+
+def _write_json(payload: dict[str, Any], out: TextIO) -> None:
+    out.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    out.flush()
+
+
+def _print_reply(reply: Reply, out: TextIO, err: TextIO) -> None:
+    if reply.notice:
+        err.write(f"note: {reply.notice}\n")
+        err.flush()
+    out.write(reply.answer.rstrip() + "\n")
+    out.flush()
+
+
+def run_chat(args: argparse.Namespace, settings: Settings) -> int:
+    return chat_loop(_assistant(settings), sys.stdin, sys.stdout, sys.stderr, json_lines=args.json)
+
+
+def chat_loop(assistant: Assistant, lines: TextIO, out: TextIO, err: TextIO, json_lines: bool = False) -> int:
+    """Read questions line by line until EOF or an exit word; keep the conversation state between them."""
+    from assistant.schemas import ConversationState
+
+    interactive = lines.isatty()
+    if interactive:
+        err.write(f"sizing chat ({assistant.mode} mode) — 'exit' or Ctrl-D to quit, '/reset' to start over\n")
+    state = ConversationState()
+    while True:
+        if interactive:
+            err.write("> ")
+            err.flush()
+        line = lines.readline()
+        if not line:
+            break
+        message = line.strip()
+        if message.lower() in EXIT_WORDS:
+            break
+        if not message:
+            continue
+        if message.lower() in RESET_WORDS:
+            state = ConversationState(language=state.language)
+            err.write("(conversation reset)\n")
+            continue
+        if message.lower() in STATE_WORDS:
+            out.write(state.model_dump_json(exclude={"history"}) + "\n")
+            continue
+        reply = assistant.answer(message, state)
+        state = reply.state
+        if json_lines:
+            _write_json(reply.public_json(), out)
+        else:
+            _print_reply(reply, out, err)
+            out.write("\n")
+    return 0

@@ -1,0 +1,310 @@
+"""Markdown answers built from calculator results and the templates, in the visitor's language.
+
+Every figure printed here is a field of a `SizingResult` (or a card class of `tools`); the
+sentences come from `data/templates.yaml` and `data/faq.yaml`. Nothing here calculates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from assistant.offline.sizing import Calculations, SizingPlan
+from assistant.offline.texts import FaqEntry, Texts
+from assistant.schemas import Source
+from tools import CardOption, SizingResult, card_classes
+
+
+def gb(value: float, texts: Texts) -> str:
+    """A GB figure as the calculator prints it: two decimals, decimal comma in Spanish."""
+    shown = f"{value:,.2f}"
+    if texts.language == "es":
+        shown = shown.replace(",", " ").replace(".", ",").replace(" ", ".")
+    return shown
+
+
+def count(value: int, texts: Texts) -> str:
+    shown = f"{value:,d}"
+    return shown.replace(",", ".") if texts.language == "es" else shown
+
+
+def precision_label(precision: str, texts: Texts) -> str:
+    return texts.mapping("precision_labels").get(precision, precision)
+
+
+def model_label(result: SizingResult) -> str:
+    return result.model.name
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+def focus_option(result: SizingResult, plan: SizingPlan) -> CardOption | None:
+    """The option the verdict is about: the named card or class, else the recommended one."""
+    options = result.options
+    if plan.gpu and options:
+        return options[0]
+    if plan.card_class:
+        named = [option for option in options if option.card_class == plan.card_class]
+        if named:
+            return named[0]
+    return recommended_option(result)
+
+
+def recommended_option(result: SizingResult) -> CardOption | None:
+    for option in result.options:
+        if result.recommended and result.recommended in (option.card_class, option.card):
+            return option
+    fitting = [option for option in result.options if option.fits]
+    return fitting[0] if fitting else None
+
+
+def _headline(result: SizingResult, class_result: SizingResult, plan: SizingPlan, texts: Texts) -> str:
+    option = focus_option(result, plan)
+    common = {
+        "model": model_label(result),
+        "precision": precision_label(result.precision, texts),
+        "total_gb": gb(result.total_gb, texts),
+        "context": count(result.context, texts),
+    }
+    if option is None:
+        return texts.fill("headline_nothing_fits", **common)
+    if option.fits:
+        return texts.fill(
+            "headline_fits",
+            option=option.label,
+            headroom_gb=gb(option.headroom_gb, texts),
+            max_users=count(option.max_concurrent_sequences, texts),
+            **common,
+        )
+    best = recommended_option(class_result)
+    best_text = (
+        texts.fill(
+            "best_option",
+            option=best.label,
+            headroom_gb=gb(best.headroom_gb, texts),
+            max_users=count(best.max_concurrent_sequences, texts),
+        )
+        if best
+        else ""
+    )
+    return texts.fill(
+        "headline_no_fit",
+        option=option.label,
+        usable_gb=gb(option.usable_gb, texts),
+        best=best_text,
+        **common,
+    ).strip()
+
+
+def _options_table(result: SizingResult, texts: Texts) -> list[str]:
+    rows = [texts["options_header"], texts["options_rule"]]
+    for option in result.options:
+        rows.append(
+            texts.fill(
+                "options_row",
+                label=option.label,
+                usable_gb=gb(option.usable_gb, texts),
+                fits=texts["fits_yes"] if option.fits else texts["fits_no"],
+                headroom_gb=gb(option.headroom_gb, texts),
+                max_users=count(option.max_concurrent_sequences, texts),
+            )
+        )
+    return rows
+
+
+def _side_by_side_table(results: Sequence[SizingResult], plan: SizingPlan, texts: Texts) -> list[str]:
+    rows = [texts["table_header"], texts["table_rule"]]
+    for result in results:
+        option = focus_option(result, plan) or _largest_option(result)
+        rows.append(
+            texts.fill(
+                "table_row",
+                precision=precision_label(result.precision, texts),
+                weights_gb=gb(result.weights_gb, texts),
+                total_gb=gb(result.total_gb, texts),
+                option=option.label if option else "—",
+                fits=texts["fits_yes"] if option and option.fits else texts["fits_no"],
+                headroom_gb=gb(option.headroom_gb, texts) if option else "—",
+                max_users=count(option.max_concurrent_sequences, texts) if option else "0",
+                catch=_cell(option.catch) if option else "",
+            )
+        )
+    return rows
+
+
+def _largest_option(result: SizingResult) -> CardOption | None:
+    return max(result.options, key=lambda option: option.usable_gb * option.gpus, default=None)
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.replace("|", "/").split())
+
+
+# --------------------------------------------------------------------------- whole answers
+
+
+def compose_sizing(calculations: Calculations, texts: Texts, *, task: str | None, injection: bool) -> str:
+    """The answer to a sizing question: verdict, arithmetic, caveat, alternative, assumptions."""
+    plan = calculations.plan
+    shown = calculations.on_card or calculations.by_class
+    parts: list[str] = []
+    if injection:
+        parts.append(texts["injection"])
+    if len(shown) == 1:
+        result = shown[0]
+        parts.append(_headline(result, calculations.by_class[0], plan, texts))
+        parts.append("\n".join(_options_table(calculations.by_class[0], texts)))
+        lines = [line for line in result.arithmetic if line != result.model.reference_note]
+        parts.append("\n".join([texts["arithmetic_title"], *(f"- {line}" for line in lines)]))
+    else:
+        intro_key = "side_by_side_intro" if plan.side_by_side else "named_intro"
+        on_card = (
+            texts.fill("on_card", card=shown[0].options[0].label) if plan.gpu and shown[0].options else ""
+        )
+        parts.append(
+            texts.fill(
+                intro_key,
+                model=model_label(shown[0]),
+                context=count(plan.context, texts),
+                users=users_label(plan.users, texts),
+                on_card=on_card,
+            )
+        )
+        parts.append("\n".join(_side_by_side_table(shown, plan, texts)))
+        parts.append(_compact_arithmetic(shown, texts))
+    parts.extend(_caveat_and_alternative(shown, texts, task))
+    note = shown[0].model.reference_note
+    if note:
+        parts.append(texts.fill("reference_note", note=note))
+    assumed = _assumed(plan, texts)
+    if assumed:
+        parts.append(assumed)
+    return "\n\n".join(part for part in parts if part)
+
+
+def users_label(users: int, texts: Texts) -> str:
+    return texts["users_one"] if users == 1 else texts.fill("users_many", users=count(users, texts))
+
+
+def _compact_arithmetic(results: Sequence[SizingResult], texts: Texts) -> str:
+    """Per precision, the weights / KV / overhead / total lines; the per-card lines and the shared
+    notes (reference architecture, GB definition) are shown once, not once per precision."""
+    labels = {option.label for result in results for option in result.options}
+    shared = {result.model.reference_note for result in results}
+    footer = results[0].arithmetic[-1] if results[0].arithmetic else ""
+    lines = [texts["arithmetic_title"]]
+    for result in results:
+        lines.append(texts.fill("arithmetic_for", precision=precision_label(result.precision, texts)))
+        lines.extend(
+            f"- {line}"
+            for line in result.arithmetic
+            if line not in shared
+            and line != footer
+            and not any(line.startswith(f"{label}:") for label in labels)
+        )
+    if footer and all(result.arithmetic and result.arithmetic[-1] == footer for result in results):
+        lines.append(f"- {footer}")
+    return "\n".join(lines)
+
+
+def most_compressed(results: Sequence[SizingResult]) -> SizingResult | None:
+    """The below-16-bit result with the smallest weights: its caveat speaks for the others."""
+    quantized = [result for result in results if result.below_16_bit]
+    return min(quantized, key=lambda result: result.weights_gb, default=None)
+
+
+def _caveat_and_alternative(results: Sequence[SizingResult], texts: Texts, task: str | None) -> list[str]:
+    parts: list[str] = []
+    compressed = most_compressed(results)
+    task_advice = texts.mapping("task_advice").get(task or "")
+    if compressed and compressed.caveat:
+        lines = [texts["caveat_title"], compressed.caveat]
+        if task_advice:
+            lines.append(task_advice)
+        parts.append(" ".join(lines))
+    elif task_advice and task == "finetuning":
+        parts.append(task_advice)
+    # Side by side, the alternatives of the most compressed version are the relevant ones.
+    source = [compressed] if len(results) > 1 and compressed else results
+    suggestions = _unique(suggestion for result in source for suggestion in result.suggestions)
+    if suggestions:
+        parts.append("\n".join([texts["alternative_title"], *(f"- {text}" for text in suggestions)]))
+    return parts
+
+
+def _unique(items: Iterable[str | None]) -> list[str]:
+    seen: list[str] = []
+    for item in items:
+        if item and item not in seen:
+            seen.append(item)
+    return seen
+
+
+def _assumed(plan: SizingPlan, texts: Texts) -> str:
+    items = []
+    if "context" in plan.assumed:
+        items.append(texts.fill("assumed_context", context=count(plan.context, texts)))
+    if "users" in plan.assumed:
+        items.append(texts["assumed_users"])
+    if "quantized" in plan.assumed:
+        items.append(texts["assumed_quantized"])
+    if not items:
+        return ""
+    return texts.fill("assumed", items=texts["assumed_items_join"].join(items))
+
+
+def compose_worked_example(calculations: Calculations, texts: Texts) -> str:
+    """A FAQ's example: weights and card class at 16, 8 and 4 bits, with the arithmetic."""
+    results = calculations.by_class
+    lines = [
+        texts.fill(
+            "example_title",
+            model=model_label(results[0]),
+            context=count(calculations.plan.context, texts),
+        ),
+        "\n".join(_side_by_side_table(results, calculations.plan, texts)),
+    ]
+    compressed = most_compressed(results)
+    if compressed and compressed.caveat:
+        lines.append(" ".join([texts["caveat_title"], compressed.caveat]))
+    return "\n\n".join(lines)
+
+
+def compose_card_classes(texts: Texts) -> str:
+    rows = [texts["card_class_header"], texts["card_class_rule"]]
+    for card_class in card_classes():
+        rows.append(
+            texts.fill(
+                "card_class_row",
+                label=card_class.label,
+                serves=_cell(card_class.serves.get(texts.language, "")),
+                catch=_cell(card_class.catch.get(texts.language, "")),
+            )
+        )
+    return "\n".join(rows)
+
+
+def compose_faq(entry: FaqEntry, texts: Texts) -> str:
+    return entry.answer[texts.language].replace("{caveat_pointer}", texts["caveat_pointer"])
+
+
+def compose_followup(missing: Sequence[str], texts: Texts) -> str:
+    """ONE short question asking for every missing slot."""
+    if not missing:
+        return ""
+    items = [texts.mapping("followup_items")[slot] for slot in missing]
+    if len(items) == 1:
+        joined = items[0]
+    else:
+        joined = texts["followup_join"].join(items[:-1]) + texts["followup_last"] + items[-1]
+    return texts.fill("followup", items=joined)
+
+
+def compose_sources(sources: Sequence[Source], available: bool, texts: Texts) -> str:
+    if not available:
+        return texts["sources_unavailable"]
+    if not sources:
+        return ""
+    lines = [texts["sources_title"]]
+    lines.extend(texts.fill("source_line", title=source.title, section=source.section) for source in sources)
+    return "\n".join(lines)

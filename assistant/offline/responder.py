@@ -1,0 +1,242 @@
+"""The offline assistant: a complete answer to one message with no language model.
+
+`OfflineResponder(store).respond(message, state, language)` reads the message
+(`understanding`), folds it into the conversation's slots, calls the calculator and the article
+search, and composes the Markdown answer from the templates. It is the default mode and the
+fallback of LLM mode. Deterministic: the same message and state give the same answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from assistant.offline import composer
+from assistant.offline.sizing import (
+    DEFAULT_CONTEXT,
+    Calculations,
+    SizingPlan,
+    is_sizing_question,
+    merge_slots,
+    plan_sizing,
+    run_plan,
+)
+from assistant.offline.texts import FaqEntry, Texts, faq_entries, texts
+from assistant.offline.understanding import Understanding, understand
+from assistant.schemas import ConversationState, Language, Source, Step
+from tools import SizingResult
+from tools.errors import SizingError
+
+log = logging.getLogger("sizing.offline")
+
+# Article sections cited per answer: enough to ground it, few enough to read.
+SOURCES_PER_ANSWER = 3
+# The model of a FAQ's worked example is computed at the calculator's defaults.
+EXAMPLE_PRECISIONS = ("bf16", "int8", "int4")
+
+
+class PassageLike(Protocol):
+    title: str
+    path: str
+    section: str
+
+
+class SearchableStore(Protocol):
+    """What the responder needs from knowledge.ArticleStore."""
+
+    def search(self, query: str, k: int = 3, lang: str | None = None) -> list[PassageLike]: ...
+
+
+@dataclass
+class OfflineAnswer:
+    answer: str
+    language: Language
+    state: ConversationState
+    calculations: list[SizingResult] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    notice: str | None = None
+    intent: str = "sizing"
+
+
+class OfflineResponder:
+    """Answers from the calculator, the articles and the templates."""
+
+    def __init__(self, store: SearchableStore | None) -> None:
+        self.store = store
+
+    def respond(
+        self,
+        message: str,
+        state: ConversationState,
+        language: Language,
+        understanding: Understanding | None = None,
+        on_step: Callable[[Step], None] | None = None,
+    ) -> OfflineAnswer:
+        reading = understanding or understand(message, language)
+        words = texts(language)
+        merged = merge_slots(state, reading)
+        steps: list[Step] = []
+
+        def record(step: Step) -> None:
+            steps.append(step)
+            if on_step:
+                on_step(step)
+
+        record(Step(kind="understand", title=words.step("understand"), detail=slot_summary(merged)))
+        faq = _main_faq(reading)
+        wants_sizing = is_sizing_question(reading, merged)
+        parts: list[str] = []
+        calculations: list[SizingResult] = []
+        search_query = ""
+        missing: list[str] = []
+        intent = "sizing"
+
+        if reading.reset and not reading.names_a_slot:
+            parts.append(words["reset"])
+            intent = "reset"
+        if reading.reveal_prompt and not reading.names_a_slot:
+            parts.append(words["reveal_prompt"])
+            parts.append(words["off_topic"])
+            intent = "reveal_prompt"
+        elif faq is not None:
+            intent = f"faq:{faq.id}"
+            parts.append(composer.compose_faq(faq, words))
+            search_query = faq.search[language]
+            if faq.card_table:
+                parts.append(composer.compose_card_classes(words))
+            if faq.example_model and not wants_sizing:
+                example = self._calculate(_example_plan(faq.example_model, language), record, words)
+                if isinstance(example, Calculations):
+                    parts.append(composer.compose_worked_example(example, words))
+                    calculations.extend(example.by_class)
+        if wants_sizing:
+            plan = plan_sizing(merged, language, reading)
+            assert plan is not None  # merged.model is set
+            outcome = self._calculate(plan, record, words)
+            if isinstance(outcome, Calculations):
+                parts.append(
+                    composer.compose_sizing(outcome, words, task=merged.tasks, injection=reading.injection)
+                )
+                calculations.extend(outcome.shown)
+                hint = "search_quantized" if any(r.below_16_bit for r in outcome.shown) else "search_sizing"
+                search_query = search_query or f"{message} {words[hint]}"
+            else:
+                parts.append(outcome)
+            missing = merged.missing_slots()
+        elif not parts and not merged.model and (reading.names_a_slot or reading.sizing_words):
+            intent = "need_model"
+            parts.append(words["need_model"])
+            parts.append(composer.compose_card_classes(words))
+            search_query = words["search_sizing"]
+            missing = merged.missing_slots()
+        elif not parts:
+            if reading.greeting:
+                intent, text = "greeting", words["greeting"]
+            elif reading.thanks:
+                intent, text = "thanks", words["thanks"]
+            elif reading.reset:
+                intent, text = "reset", words["reset"]
+            else:
+                intent, text = "off_topic", words["off_topic"]
+            parts.append(text)
+
+        notice = None
+        sources: list[Source] = []
+        if search_query:
+            found = self._search(search_query[:500], language, record, words)
+            if found is None:
+                notice = words["notice_sources_unavailable"]
+                parts.append(composer.compose_sources([], False, words))
+            else:
+                sources = found
+                parts.append(composer.compose_sources(sources, True, words))
+        followup = composer.compose_followup(missing, words)
+        if followup:
+            parts.append(followup)
+        return OfflineAnswer(
+            answer="\n\n".join(part for part in parts if part),
+            language=language,
+            state=merged.model_copy(update={"language": language}),
+            calculations=calculations,
+            sources=sources,
+            missing=missing,
+            steps=steps,
+            notice=notice,
+            intent=intent,
+        )
+
+    def _calculate(
+        self, plan: SizingPlan, record: Callable[[Step], None], words: Texts
+    ) -> Calculations | str:
+        """The plan's results, or the error sentence when the calculator refuses the input."""
+        title = words.step("calculate")
+        try:
+            outcome = run_plan(plan)
+        except SizingError as error:
+            record(Step(kind="calculate", title=title, detail=str(error), status="error"))
+            return words.fill("calc_error", error=str(error))
+        for result in outcome.shown:
+            detail = f"{result.model.name} · {result.precision} · {composer.gb(result.total_gb, words)} GB"
+            record(Step(kind="calculate", title=title, detail=detail))
+        return outcome
+
+    def _search(
+        self, query: str, language: Language, record: Callable[[Step], None], words: Texts
+    ) -> list[Source] | None:
+        """Cited sections, or None when the article index cannot be searched."""
+        if self.store is None:
+            record(Step(kind="search", title=words.step("search_failed"), status="error"))
+            return None
+        try:
+            passages = self.store.search(query, k=SOURCES_PER_ANSWER, lang=language)
+        except Exception as error:  # KnowledgeError, or a broken index: the answer goes on without sources
+            log.warning("article search failed: %s", error)
+            record(
+                Step(
+                    kind="search", title=words.step("search_failed"), detail=str(error)[:200], status="error"
+                )
+            )
+            return None
+        sources: list[Source] = []
+        for passage in passages:
+            source = Source(title=passage.title, path=passage.path, section=passage.section)
+            if source not in sources:
+                sources.append(source)
+        detail = "; ".join(source.section for source in sources)
+        record(Step(kind="search", title=words.step("search"), detail=detail))
+        return sources
+
+
+def _main_faq(reading: Understanding) -> FaqEntry | None:
+    entries = faq_entries()
+    return entries[reading.faq[0]] if reading.faq else None
+
+
+def _example_plan(model: str, language: Language) -> SizingPlan:
+    return SizingPlan(
+        model=model,
+        precisions=EXAMPLE_PRECISIONS,
+        side_by_side=True,
+        context=DEFAULT_CONTEXT,
+        users=1,
+        engine=None,
+        kv_dtype=None,
+        gpu=None,
+        card_class=None,
+        assumed=(),
+        language=language,
+    )
+
+
+def slot_summary(state: ConversationState) -> str:
+    """One line of the known slots, for the steps panel."""
+    known = [
+        f"{name}={getattr(state, name)}"
+        for name in ("model", "precision", "tasks", "context", "users", "gpu", "engine", "kv_dtype")
+        if getattr(state, name) is not None
+    ]
+    return " · ".join(known) or "—"

@@ -1,0 +1,71 @@
+"""The offline answers' sentences and FAQ entries, read from the data files the business edits.
+
+`texts("es").fill("headline_fits", model=..., ...)` fills one template; `faq_entries()` are the
+general questions of `data/faq.yaml`. Both files are read once per process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from assistant.offline.understanding import load_yaml
+from assistant.schemas import Language
+
+
+class Texts:
+    """The templates of one language."""
+
+    def __init__(self, language: Language, entries: dict[str, Any]) -> None:
+        self.language = language
+        self._entries = entries
+
+    def __getitem__(self, key: str) -> str:
+        return str(self._entries[key])
+
+    def fill(self, key: str, **values: object) -> str:
+        return str(self._entries[key]).format(**values)
+
+    def mapping(self, key: str) -> dict[str, str]:
+        return {str(name): str(text) for name, text in self._entries[key].items()}
+
+    def step(self, key: str) -> str:
+        return str(self._entries["steps"][key])
+
+    def keys(self) -> set[str]:
+        return set(self._entries)
+
+
+@lru_cache(maxsize=1)
+def _templates() -> dict[str, Any]:
+    loaded: dict[str, Any] = load_yaml("templates.yaml")
+    return loaded
+
+
+def texts(language: Language) -> Texts:
+    return Texts(language, _templates()[language])
+
+
+@dataclass(frozen=True)
+class FaqEntry:
+    id: str
+    answer: dict[str, str]
+    search: dict[str, str]
+    example_model: str | None = None  # a worked example computed by the calculator follows the answer
+    card_table: bool = False  # the card-class table follows the answer
+
+
+@lru_cache(maxsize=1)
+def faq_entries() -> dict[str, FaqEntry]:
+    entries = load_yaml("faq.yaml")["faq"]
+    return {
+        entry["id"]: FaqEntry(
+            id=entry["id"],
+            answer={lang: text.strip() for lang, text in entry["answer"].items()},
+            search=dict(entry["search"]),
+            example_model=entry.get("example_model"),
+            card_table=bool(entry.get("card_table", False)),
+        )
+        for entry in entries
+    }
