@@ -105,11 +105,13 @@ def _doubled(target: Candidate) -> Candidate:
 
 
 def _smaller_model(scenario: Scenario, target: Candidate) -> tuple[ResolvedModel, Evaluation] | None:
-    """The largest catalog model, smaller than this one, that fits at 16 bits on the target."""
+    """The largest dense catalog model, smaller than this one, that fits at 16 bits on the target."""
     precision = "bf16" if scenario.engine != "ollama" else "fp16"
     best: tuple[ResolvedModel, Evaluation] | None = None
     for info in list_models():
-        if info.params >= scenario.model.info.params or (best and info.params <= best[0].info.params):
+        if info.architecture != "dense" or info.params >= scenario.model.info.params:
+            continue
+        if best and info.params <= best[0].info.params:
             continue
         arch = catalog_architecture(info.id)
         override = info.params if info.params != arch.total_params() else None

@@ -227,7 +227,7 @@ def _layer_kinds(
         return tuple(kinds)
     window = cfg.get("sliding_window")
     if not window or (max_pos and window >= max_pos):
-        return ("full",) * layers
+        return (_FULL,) * layers
     if model_type.startswith("gemma2"):
         # Gemma 2 alternates: even layers attend locally, odd layers globally (transformers Gemma2).
         return tuple(_SLIDING if i % 2 == 0 else _FULL for i in range(layers))
@@ -238,8 +238,8 @@ def _layer_kinds(
     if cfg.get("use_sliding_window") is False or (
         model_type.startswith("qwen") and not cfg.get("use_sliding_window")
     ):
-        return ("full",) * layers
-    return ("sliding",) * layers  # Mistral-7B v0.1 style: every layer slides
+        return (_FULL,) * layers
+    return (_SLIDING,) * layers  # Mistral-7B v0.1 style: every layer slides
 
 
 def architecture_from_config(config: dict[str, Any]) -> Architecture:

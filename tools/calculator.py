@@ -249,7 +249,7 @@ def arithmetic_lines(scenario: Scenario, evaluations: list[Evaluation], referenc
             lang,
             params=f"{number(w.params / 1e9, lang)} B",
             precision=scenario.precision,
-            note=w.note,
+            note=text(f"fmt_{w.note}", lang),
             gb=_gb(w.bytes, lang),
             bpw=number(w.bits_per_weight, lang),
         )

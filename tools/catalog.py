@@ -108,17 +108,17 @@ def _bare_size_params(name: str) -> float | None:
 
 
 def _reference_note(params_b: float, ref: _Entry, lang: Language) -> str:
+    from tools.texts import text
+
     arch = ref.arch
-    shape = f"{arch.num_layers} layers, {arch.num_kv_heads} KV heads × {arch.head_dim}"
-    size = f"{params_b:g}B"
-    if lang == "es":
-        return (
-            f"«{size}» no es un modelo del catálogo: se usa la arquitectura densa de referencia de "
-            f"{ref.raw['name']} ({shape}) escalada a {size} parámetros; la caché KV real depende del modelo concreto."
-        )
-    return (
-        f'"{size}" is not a catalog model: sized on the reference dense architecture of {ref.raw["name"]} '
-        f"({shape}) scaled to {size} parameters; the real KV cache depends on the actual model."
+    return text(
+        "ref_note",
+        lang,
+        size=f"{params_b:g}B",
+        ref=ref.raw["name"],
+        layers=arch.num_layers,
+        heads=arch.num_kv_heads,
+        head_dim=arch.head_dim,
     )
 
 

@@ -39,7 +39,8 @@ VLLM_NON_TORCH_TP = 0.54 * GIB
 VLLM_SAMPLER_BYTES_PER_SEQ_VOCAB = 38.6
 # The forward pass keeps ~3 × (FFN width + hidden) bf16 activations per batched token: gate/up
 # output, the gated product and the residual stream. Fits the V0 logs of vllm#10517 (C1/C2:
-# 0.92 GiB more peak for 9,000 more profiled tokens on Llama-3.1-8B = 110 kB/token).
+# peak torch memory minus 14.99 GiB of weights = 2.10 GiB at 20,000 profiled tokens and
+# 3.02 GiB at 29,000 on Llama-3.1-8B: 110 kB/token, formula 111 kB).
 VLLM_FORWARD_BYTES_PER_ELEMENT = 2 * 3
 # Scheduler defaults of `vllm serve` (vllm/engine/arg_utils.py): GPUs of 70 GiB or more other
 # than the A100 get max_num_seqs 1024 and max_num_batched_tokens 8192; the rest 256 and 2048.
@@ -108,7 +109,7 @@ def vllm_scheduler_defaults(usable_bytes_per_gpu: int, card_id: str) -> tuple[in
 
 
 def vllm_activation_bytes(arch: Architecture, max_num_seqs: int, batched_tokens: int, tp: int) -> int:
-    """Peak of vLLM's profiling run on one GPU: max(sampler, forward pass)."""
+    """Peak of vLLM's profiling run on one GPU: the larger of the forward pass and the sampler run."""
     sampler = VLLM_SAMPLER_BYTES_PER_SEQ_VOCAB * max_num_seqs * arch.vocab_size
     width = arch.ffn_width_per_token / tp + arch.hidden_size
     forward = VLLM_FORWARD_BYTES_PER_ELEMENT * width * batched_tokens
@@ -127,11 +128,16 @@ def estimate_vllm(
     context: int,
     users: int,
     utilization: float,
-    scheduler: tuple[int, int] | None = None,
+    v0_profile: bool = False,
 ) -> Estimate:
+    """vLLM on `hw.gpus` GPUs in tensor parallel. v0_profile reproduces the V0 engine (removed in
+    vLLM 0.10), whose profiling run pushed max_model_len tokens through at once (calibration C1/C2)."""
     tp = hw.gpus
     layout = kv_layout(arch, kv_dtype, tp)
-    default_seqs, batched = scheduler or vllm_scheduler_defaults(hw.usable_bytes_per_gpu, hw.card_id)
+    if v0_profile:
+        default_seqs, batched = VLLM_SMALL_DEFAULTS[0], max(context, VLLM_SMALL_DEFAULTS[1])
+    else:
+        default_seqs, batched = vllm_scheduler_defaults(hw.usable_bytes_per_gpu, hw.card_id)
     # Serving `users` sequences at once needs --max-num-seqs of at least that; the sampler grows with it.
     max_num_seqs = max(default_seqs, users)
     budget = int(utilization * hw.usable_bytes_per_gpu)

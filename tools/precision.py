@@ -48,57 +48,33 @@ class Format(NamedTuple):
     bits: float
     experts_only: bool  # quantize only the routed-expert tensors (MXFP4 on MoE models)
     nominal_bits: int  # what people call it: 16, 8, 4...
-    note: str
 
 
 _GROUP = 128
-# Effective bits per weight of each non-GGUF format, with where the overhead comes from.
+# Effective bits per weight of each non-GGUF format (explained to users by texts "fmt_<name>").
 FORMATS: dict[str, Format] = {
-    "fp32": Format(32.0, False, 32, "4 bytes per weight"),
-    "bf16": Format(16.0, False, 16, "2 bytes per weight"),
-    "fp16": Format(16.0, False, 16, "2 bytes per weight"),
-    "fp8": Format(
-        8.0, False, 8, "1 byte per weight (per-channel scales negligible); embeddings and LM head 16-bit"
-    ),
-    "int8": Format(
-        8.0, False, 8, "1 byte per weight (per-channel scales negligible); embeddings and LM head 16-bit"
-    ),
-    "int4": Format(
-        4 + 16 / _GROUP,
-        False,
-        4,
-        "4 bits + one 16-bit scale per 128 weights = 4.125 bpw; embeddings and LM head 16-bit",
-    ),
-    "awq": Format(
-        4 + (16 + 4) / _GROUP,
-        False,
-        4,
-        "4 bits + 16-bit scale and 4-bit zero per group of 128 = 4.156 bpw; embeddings and LM head 16-bit",
-    ),
-    "gptq": Format(
-        4 + (16 + 4) / _GROUP,
-        False,
-        4,
-        "4 bits + 16-bit scale and 4-bit zero per group of 128 = 4.156 bpw; embeddings and LM head 16-bit",
-    ),
-    # bitsandbytes NF4: blocks of 64 with an 8-bit absmax, double-quantized with an fp32 per 256 blocks.
-    "nf4": Format(
-        4 + 8 / 64 + 32 / (64 * 256),
-        False,
-        4,
-        "4 bits + 8-bit absmax per 64 weights = 4.127 bpw; embeddings and LM head 16-bit",
-    ),
-    # OCP MXFP4: 32 FP4 values share one E8M0 scale byte. gpt-oss ships its experts this way.
-    "mxfp4": Format(
-        4.25, True, 4, "experts at 4 bits + one 8-bit scale per 32 = 4.25 bpw; attention, embeddings 16-bit"
-    ),
+    "fp32": Format(32.0, False, 32),
+    "bf16": Format(16.0, False, 16),
+    "fp16": Format(16.0, False, 16),
+    # FP8 / INT8 (W8A8, compressed-tensors): one scale per output channel, negligible.
+    "fp8": Format(8.0, False, 8),
+    "int8": Format(8.0, False, 8),
+    # Symmetric W4A16 (compressed-tensors): a 16-bit scale per group of 128.
+    "int4": Format(4 + 16 / _GROUP, False, 4),
+    # AutoAWQ GEMM and GPTQ: a 16-bit scale and a packed 4-bit zero point per group of 128.
+    "awq": Format(4 + (16 + 4) / _GROUP, False, 4),
+    "gptq": Format(4 + (16 + 4) / _GROUP, False, 4),
+    # bitsandbytes NF4: blocks of 64 with an 8-bit absmax, double-quantized (an fp32 per 256 blocks).
+    "nf4": Format(4 + 8 / 64 + 32 / (64 * 256), False, 4),
+    # OCP MXFP4: 32 FP4 values share one E8M0 scale byte; gpt-oss ships its experts this way.
+    "mxfp4": Format(4.25, True, 4),
 }
 
 
 class Weights(NamedTuple):
     bytes: int
     params: int
-    note: str
+    note: str  # key of the format's explanation in tools/texts.py ("fmt_" + note)
 
     @property
     def bits_per_weight(self) -> float:
@@ -133,11 +109,11 @@ def weights(arch: Architecture, precision: str, params_override: int | None = No
     derived = arch.total_params()
     if precision in GGUF_PRECISIONS:
         total = gguf_file_bytes(arch, precision)
-        note = f"GGUF {precision.upper()} per-tensor mix (llama.cpp quantizer rules), {total * 8 / derived:.2f} bpw"
+        note = "gguf"
     else:
         fmt = FORMATS[precision]
         total = round(sum(t.params * _tensor_bits(fmt, t, not arch.is_moe) for t in arch.tensors()) / 8)
-        note = fmt.note
+        note = precision
     if params_override and params_override != derived:
         total = round(total * params_override / derived)
     return Weights(total, params_override or derived, note)

@@ -8,21 +8,57 @@ from __future__ import annotations
 from tools.schemas import Language
 
 TEXTS: dict[str, dict[Language, str]] = {
+    "fmt_fp32": {"en": "4 bytes per weight", "es": "4 bytes por peso"},
+    "fmt_bf16": {"en": "2 bytes per weight", "es": "2 bytes por peso"},
+    "fmt_fp16": {"en": "2 bytes per weight", "es": "2 bytes por peso"},
+    "fmt_fp8": {
+        "en": "1 byte per weight, per-channel scales; embeddings and LM head stay 16-bit",
+        "es": "1 byte por peso, escalas por canal; embeddings y cabeza LM siguen a 16 bits",
+    },
+    "fmt_int8": {
+        "en": "1 byte per weight, per-channel scales; embeddings and LM head stay 16-bit",
+        "es": "1 byte por peso, escalas por canal; embeddings y cabeza LM siguen a 16 bits",
+    },
+    "fmt_int4": {
+        "en": "4 bits + a 16-bit scale per group of 128 = 4.125 bits; embeddings and LM head stay 16-bit",
+        "es": "4 bits + una escala de 16 bits por grupo de 128 = 4,125 bits; embeddings y cabeza LM siguen a 16 bits",
+    },
+    "fmt_awq": {
+        "en": "4 bits + a 16-bit scale and a 4-bit zero per group of 128 = 4.156 bits; embeddings and LM head stay 16-bit",
+        "es": "4 bits + escala de 16 bits y cero de 4 bits por grupo de 128 = 4,156 bits; embeddings y cabeza LM siguen a 16 bits",
+    },
+    "fmt_gptq": {
+        "en": "4 bits + a 16-bit scale and a 4-bit zero per group of 128 = 4.156 bits; embeddings and LM head stay 16-bit",
+        "es": "4 bits + escala de 16 bits y cero de 4 bits por grupo de 128 = 4,156 bits; embeddings y cabeza LM siguen a 16 bits",
+    },
+    "fmt_nf4": {
+        "en": "4 bits + an 8-bit absmax per 64 (double-quantized) = 4.127 bits; embeddings and LM head stay 16-bit",
+        "es": "4 bits + un absmax de 8 bits por 64 (doble cuantización) = 4,127 bits; embeddings y cabeza LM siguen a 16 bits",
+    },
+    "fmt_mxfp4": {
+        "en": "MoE experts at 4 bits + one 8-bit scale per 32 = 4.25 bits; attention, router and embeddings stay 16-bit",
+        "es": "expertos MoE a 4 bits + una escala de 8 bits por 32 = 4,25 bits; atención, router y embeddings siguen a 16 bits",
+    },
+    "fmt_gguf": {
+        "en": "GGUF mix per tensor as llama.cpp's quantizer assigns it, incl. the output head at Q6_K",
+        "es": "mezcla GGUF por tensor tal como la asigna el cuantizador de llama.cpp, con la cabeza de salida en Q6_K",
+    },
     "caveat": {
         "en": (
-            "Quantization cost is real, workload-dependent and measurable: {what} below 16 bits may answer "
-            "differently on your tasks. Nobody can give you a universal percentage. Run your own evals on your "
+            "Quantization cost is real, workload-dependent and measurable: a model with {what} (below 16 bits) "
+            "may answer differently on your tasks. Nobody can give you a universal percentage. Run your own evals on your "
             "own tasks against both versions side by side (`sizing compare`) before you decide."
         ),
         "es": (
-            "El coste de la cuantización es real, depende de la carga de trabajo y es medible: {what} por debajo "
-            "de 16 bits puede responder distinto en sus tareas. Nadie puede darle un porcentaje universal. Ejecute "
+            "El coste de la cuantización es real, depende de la carga de trabajo y es medible: un modelo con {what} "
+            "(por debajo de 16 bits) puede responder distinto en sus tareas. Nadie puede darle un porcentaje universal. Ejecute "
             "sus propias evaluaciones sobre sus propias tareas con las dos versiones lado a lado (`sizing compare`) "
             "antes de decidir."
         ),
     },
     "caveat_weights": {"en": "weights at {precision}", "es": "pesos en {precision}"},
-    "caveat_kv": {"en": "a KV cache at {kv}", "es": "una caché KV en {kv}"},
+    "caveat_kv": {"en": "a KV cache at {kv}", "es": "caché KV en {kv}"},
+    "ref_name": {"en": "{size} (reference: {ref})", "es": "{size} (referencia: {ref})"},
     "caveat_and": {"en": " and ", "es": " y "},
     "line_weights": {
         "en": "Weights: {params} parameters at {precision} ({note}) = {gb} GB ({bpw} bits per weight on average)",
@@ -53,8 +89,8 @@ TEXTS: dict[str, dict[Language, str]] = {
         "es": "más {layers} capas de ventana deslizante a {per_layer} bytes por token, con tope de {cells} tokens por secuencia",
     },
     "line_kv_total": {
-        "en": "KV cache: {per_seq} GB per sequence of {context} tokens × {users} concurrent = {gb} GB",
-        "es": "Caché KV: {per_seq} GB por secuencia de {context} tokens × {users} concurrentes = {gb} GB",
+        "en": "KV cache: {per_seq} GB per sequence of {context} tokens × {users} at once = {gb} GB",
+        "es": "Caché KV: {per_seq} GB por secuencia de {context} tokens × {users} a la vez = {gb} GB",
     },
     "line_overhead": {
         "en": "Engine overhead ({engine}): {parts} = {gb} GB",
@@ -99,17 +135,27 @@ TEXTS: dict[str, dict[Language, str]] = {
     "part_compute_buffer": {"en": "compute buffer {gb}", "es": "búfer de cómputo {gb}"},
     "part_prefill_activation": {"en": "prefill activations {gb}", "es": "activaciones del prefill {gb}"},
     "per_gpu": {"en": " per GPU", "es": " por GPU"},
+    "ref_note": {
+        "en": (
+            '"{size}" is not a catalog model: sized on the reference dense architecture of {ref} ({layers} layers, '
+            "{heads} KV heads × {head_dim}) scaled to {size} parameters; the real KV cache depends on the actual model."
+        ),
+        "es": (
+            "«{size}» no es un modelo del catálogo: se usa la arquitectura densa de referencia de {ref} ({layers} "
+            "capas, {heads} cabezas KV × {head_dim}) escalada a {size} parámetros; la caché KV real depende del modelo concreto."
+        ),
+    },
     "rec_fits": {
-        "en": "{model} at {precision} with {context} tokens × {users} concurrent on {engine}: {label} ({headroom} GB to spare, up to {seqs} concurrent sequences).",
-        "es": "{model} en {precision} con {context} tokens × {users} concurrentes en {engine}: {label} ({headroom} GB de margen, hasta {seqs} secuencias concurrentes).",
+        "en": "{model} at {precision}, {context} tokens per sequence, {users} at once, on {engine}: {label} ({headroom} GB to spare, up to {seqs} concurrent sequences).",
+        "es": "{model} en {precision}, {context} tokens por secuencia, {users} a la vez, en {engine}: {label} ({headroom} GB de margen, hasta {seqs} secuencias concurrentes).",
     },
     "rec_none": {
-        "en": "{model} at {precision} with {context} tokens × {users} concurrent on {engine} does not fit {labels}: it needs about {total} GB. See the suggestions.",
-        "es": "{model} en {precision} con {context} tokens × {users} concurrentes en {engine} no cabe en {labels}: necesita unos {total} GB. Vea las sugerencias.",
+        "en": "{model} at {precision}, {context} tokens per sequence, {users} at once, on {engine} does not fit {labels}: it needs about {total} GB. See the suggestions.",
+        "es": "{model} en {precision}, {context} tokens por secuencia, {users} a la vez, en {engine}, no cabe en {labels}: necesita unos {total} GB. Vea las sugerencias.",
     },
     "sug_context": {
-        "en": "Shorter context: at {context} tokens per sequence, {users} concurrent fit on {label}.",
-        "es": "Contexto más corto: con {context} tokens por secuencia caben {users} concurrentes en {label}.",
+        "en": "Shorter context: at {context} tokens per sequence, {users} at once fit on {label}.",
+        "es": "Contexto más corto: con {context} tokens por secuencia caben {users} a la vez en {label}.",
     },
     "sug_kv": {
         "en": "{kv} KV cache halves the cache ({kv_gb} GB instead of {old_gb} GB): {verdict} on {label}.",
@@ -128,8 +174,8 @@ TEXTS: dict[str, dict[Language, str]] = {
         "es": "Un modelo más pequeño a mayor precisión: {model} en {precision} ({gb} GB de pesos) cabe en {label} con hasta {seqs} secuencias concurrentes; a menudo es mejor negocio que un modelo grande muy comprimido: compare ambos en sus tareas.",
     },
     "sug_max_num_seqs": {
-        "en": "vLLM sizes its sampler for --max-num-seqs {seqs} by default ({gb} GB); serving {users} users, --max-num-seqs {users} frees memory for KV.",
-        "es": "vLLM dimensiona su muestreador para --max-num-seqs {seqs} por defecto ({gb} GB); con {users} usuarios, --max-num-seqs {users} libera memoria para la KV.",
+        "en": "vLLM reserves {gb} GB for sampling --max-num-seqs {seqs} sequences (its default here); if {users} at once is all you serve, --max-num-seqs {users} gives that memory to the KV cache.",
+        "es": "vLLM reserva {gb} GB para muestrear --max-num-seqs {seqs} secuencias (su valor por defecto aquí); si solo sirve {users} a la vez, --max-num-seqs {users} cede esa memoria a la caché KV.",
     },
     "sug_context_limit": {
         "en": "{context} tokens exceed the model's configured maximum of {limit} tokens.",

@@ -1,0 +1,136 @@
+"""Published figures vs the calculator: the cases of tools/data/calibration_cases.json.
+
+Used by benchmarks/accuracy.py (which prints every error and the medians) and by
+tests/test_tools_calibration.py (which holds each case to a tolerance).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any, NamedTuple
+
+from tools.architecture import Architecture, architecture_from_config
+from tools.catalog import resolve
+from tools.engines import (
+    VLLM_BLOCK_SIZE,
+    Estimate,
+    Hardware,
+    estimate_vllm,
+    llamacpp_compute_buffer_bytes,
+    llamacpp_sliding_cells,
+)
+from tools.kv_cache import check_kv_dtype, kv_layout
+from tools.precision import weights
+
+UNITS = {"GB": 1e9, "GiB": 2**30, "MiB": 2**20}
+
+
+class CaseResult(NamedTuple):
+    kind: str
+    id: str
+    published: float
+    predicted: float
+    unit: str
+
+    @property
+    def error(self) -> float:
+        """Signed relative error of the prediction."""
+        return (self.predicted - self.published) / self.published
+
+
+@cache
+def load_cases() -> dict[str, Any]:
+    text = resources.files("tools").joinpath("data", "calibration_cases.json").read_text(encoding="utf-8")
+    return dict(json.loads(text))
+
+
+def _model(case: dict[str, Any]) -> tuple[Architecture, int | None]:
+    if "config" in case:
+        return architecture_from_config(load_cases()["configs"][case["config"]]), None
+    resolved = resolve(case["model"])
+    return resolved.arch, resolved.params_override
+
+
+def weights_case(case: dict[str, Any]) -> CaseResult:
+    arch, override = _model(case)
+    predicted = weights(arch, case["precision"], override).bytes / UNITS[case["unit"]]
+    return CaseResult("weights", case["id"], case["value"], predicted, case["unit"])
+
+
+def _vllm_hardware(case: dict[str, Any]) -> Hardware:
+    if "hardware_gib" in case:
+        usable = int(case["hardware_gib"] * 2**30)
+    else:
+        from tools.cards import card_facts
+
+        usable = card_facts(case["card"]).usable_bytes
+    return Hardware(int(case["tp"]), usable, None, case["card"])
+
+
+def vllm_estimate(case: dict[str, Any]) -> Estimate:
+    arch, override = _model(case)
+    w = weights(arch, case["precision"], override).bytes
+    return estimate_vllm(
+        arch,
+        w,
+        _vllm_hardware(case),
+        "bf16",
+        int(case["context"]),
+        1,
+        float(case["utilization"]),
+        v0_profile=bool(case.get("v0_profile")),
+    )
+
+
+def vllm_pool_case(case: dict[str, Any]) -> CaseResult:
+    est = vllm_estimate(case)
+    pool = est.kv_room_bytes / (est.gpus if case.get("per_gpu") else 1)
+    return CaseResult("vllm_kv_pool", case["id"], case["value"], pool / UNITS[case["unit"]], case["unit"])
+
+
+def vllm_concurrency_case(case: dict[str, Any]) -> CaseResult:
+    pool_case = next(c for c in load_cases()["vllm_kv_pool"] if c["id"] == case["pool_case"])
+    arch, _ = _model(pool_case)
+    est = vllm_estimate(pool_case)
+    per_gpu_token = kv_layout(arch, "bf16", int(pool_case["tp"])).full_bytes_per_token
+    pool_per_gpu = est.kv_room_bytes // est.gpus
+    # vLLM: "Maximum concurrency for N tokens per request" = KV tokens (whole blocks) / N.
+    tokens = pool_per_gpu // (VLLM_BLOCK_SIZE * per_gpu_token) * VLLM_BLOCK_SIZE
+    return CaseResult("vllm_concurrency", case["id"], case["value"], tokens / pool_case["context"], "x")
+
+
+def kv_case(case: dict[str, Any]) -> CaseResult:
+    arch, _ = _model(case)
+    kv_dtype = check_kv_dtype(case["kv_dtype"])
+    layout = kv_layout(arch, kv_dtype, 1)
+    if case.get("layers") == "full":
+        total = layout.full_bytes_per_token * case["context"] * case["users"]
+    elif case["engine"] in ("llamacpp", "ollama"):
+        total = layout.sequence_bytes(case["context"], llamacpp_sliding_cells(layout)) * case["users"]
+    else:
+        total = layout.sequence_bytes(case["context"]) * case["users"]
+    return CaseResult("kv_cache", case["id"], case["value"], total / UNITS[case["unit"]], case["unit"])
+
+
+def compute_buffer_case(case: dict[str, Any]) -> CaseResult:
+    arch, _ = _model(case)
+    buffer = llamacpp_compute_buffer_bytes(arch, case["n_ctx"], flash_attention=case["flash_attention"])
+    return CaseResult(
+        "llamacpp_compute_buffer", case["id"], case["value"], buffer / UNITS[case["unit"]], case["unit"]
+    )
+
+
+def all_results() -> list[CaseResult]:
+    cases = load_cases()
+    return [
+        *(weights_case(c) for c in cases["weights"]),
+        *(vllm_pool_case(c) for c in cases["vllm_kv_pool"]),
+        *(vllm_concurrency_case(c) for c in cases["vllm_concurrency"]),
+        *(kv_case(c) for c in cases["kv_cache"]),
+        *(compute_buffer_case(c) for c in cases["llamacpp_compute_buffer"]),
+    ]
+
+
+__all__ = ["CaseResult", "all_results", "load_cases"]
