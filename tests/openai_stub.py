@@ -160,6 +160,7 @@ class StubOpenAI:
         self._closing = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._port: int | None = None  # kept after close, so tests can still name the URL
 
     # -- lifecycle
 
@@ -167,6 +168,7 @@ class StubOpenAI:
         handler = type("_BoundHandler", (_Handler,), {"stub": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
+        self._port = int(self._server.server_address[1])
         self._thread = threading.Thread(target=self._server.serve_forever, name="openai-stub", daemon=True)
         self._thread.start()
         return self
@@ -189,9 +191,9 @@ class StubOpenAI:
 
     @property
     def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("the stub is not running")
-        return int(self._server.server_address[1])
+        if self._port is None:
+            raise RuntimeError("the stub was never started")
+        return self._port
 
     @property
     def url(self) -> str:

@@ -9,14 +9,23 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
+import httpx
+import openai
 from pydantic import BaseModel
 
 from assistant.evals.errors import EvalOptionError
 
-if TYPE_CHECKING:
-    import openai
+# Errors of the wire, as opposed to bugs in this program. Recent openai releases speak
+# through httpx2, older ones through httpx; a fault mid-stream surfaces unwrapped.
+_TRANSPORT_ERRORS: tuple[type[Exception], ...] = (httpx.HTTPError, OSError)
+try:
+    import httpx2
+
+    _TRANSPORT_ERRORS += (httpx2.HTTPError,)
+except ImportError:  # pragma: no cover - depends on the openai release installed
+    pass
 
 # Servers that need no key (vLLM, llama.cpp, Ollama) still get a non-empty one: the
 # openai client refuses to start without it.
@@ -64,8 +73,6 @@ class Answer(BaseModel):
 
 
 def open_client(endpoint: Endpoint) -> openai.OpenAI:
-    import openai
-
     # No retries: a retried request would hide the fault and distort the latency measured.
     return openai.OpenAI(
         base_url=endpoint.url, api_key=endpoint.api_key or NO_KEY, timeout=endpoint.timeout_s, max_retries=0
@@ -172,17 +179,12 @@ def chat_streaming(
 
 def _is_endpoint_fault(exc: Exception) -> bool:
     """Faults of the far end or of the wire, as opposed to bugs in this program."""
-    import httpx
-    import openai
-
     # A body that is not JSON surfaces as json.JSONDecodeError (a ValueError).
-    return isinstance(exc, openai.OpenAIError | httpx.HTTPError | OSError | ValueError)
+    return isinstance(exc, (openai.OpenAIError, ValueError, *_TRANSPORT_ERRORS))
 
 
 def describe_fault(exc: Exception, endpoint: Endpoint) -> str:
     """One line saying what went wrong, short enough for a table cell."""
-    import openai
-
     if isinstance(exc, openai.APITimeoutError):
         text = f"timed out after {endpoint.timeout_s:g} s"
     elif isinstance(exc, openai.APIStatusError):
