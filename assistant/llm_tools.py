@@ -1,0 +1,247 @@
+"""LangChain tool adapters the agent may call, built fresh for every agent run.
+
+Each tool translates between the model's JSON arguments and the domain (`tools`,
+`knowledge`) and records what it produced in a `ToolLog`, so the agent run can hand the
+calculations and passages to the guardrail without any module-level state.
+
+- `calculate_vram(model, precision, context, users, engine?, gpu?, kv_dtype?)` -> the
+  `sizing calc --json` object of `tools.calculate_vram`.
+- `lookup_card_classes(card_class?)` -> the card classes (what each serves honestly, the catch).
+- `search_articles(query)` -> the best article sections, or "sources unavailable".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from pydantic import BaseModel, Field
+
+from assistant.schemas import Source, Step, StepEvent, TextDelta
+from tools import ENGINES, KV_DTYPES, PRECISIONS, SizingRequest, SizingResult, calculate_vram, card_classes
+from tools.errors import SizingError
+
+logger = logging.getLogger(__name__)
+
+# How much of each retrieved section goes back to the model: enough to quote a section,
+# small enough that three of them keep the second model call short.
+PASSAGE_CHARS_FOR_MODEL = 1200
+PASSAGES_PER_SEARCH = 3
+
+_STEP_TITLES = {
+    "en": {
+        "calculate": "Calculator: {what}",
+        "cards": "Card classes",
+        "search": "Searching the articles: {what}",
+        "search_failed": "Sources unavailable",
+        "model": "Language model, call {what}",
+    },
+    "es": {
+        "calculate": "Calculadora: {what}",
+        "cards": "Clases de tarjeta",
+        "search": "Buscando en los artículos: {what}",
+        "search_failed": "Fuentes no disponibles",
+        "model": "Modelo de lenguaje, llamada {what}",
+    },
+}
+
+
+def step_title(lang: str, key: str, what: object = "") -> str:
+    titles = _STEP_TITLES.get(lang, _STEP_TITLES["en"])
+    return titles[key].format(what=what)
+
+
+@dataclass
+class ToolLog:
+    """What one agent run's tools produced, keyed by tool-call id so the order can follow the model's."""
+
+    lang: str
+    on_event: Callable[[StepEvent | TextDelta], None] | None = None
+    calculations: dict[str, SizingResult] = field(default_factory=dict)
+    passages: dict[str, list[Any]] = field(default_factory=dict)
+    steps: list[Step] = field(default_factory=list)
+    search_failed: bool = False
+    # Tools of one model turn run in parallel threads.
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    # Set when the run has been abandoned (deadline); later events are not forwarded.
+    closed: threading.Event = field(default_factory=threading.Event)
+
+    def emit(self, step: Step) -> None:
+        if step.status != "running":
+            with self._lock:
+                self.steps.append(step)
+        if self.on_event is not None and not self.closed.is_set():
+            self.on_event(StepEvent(step=step))
+
+    def emit_text(self, text: str) -> None:
+        if self.on_event is not None and text and not self.closed.is_set():
+            self.on_event(TextDelta(text=text))
+
+    def record_calculation(self, call_id: str, result: SizingResult) -> None:
+        with self._lock:
+            self.calculations[call_id] = result
+
+    def record_passages(self, call_id: str, passages: list[Any]) -> None:
+        with self._lock:
+            self.passages[call_id] = passages
+
+
+def _describe(values: tuple[str, ...] | list[str]) -> str:
+    return ", ".join(values)
+
+
+class CalculateVramArgs(BaseModel):
+    model: str = Field(
+        description="The model: a name or alias ('Llama 3.1 70B', 'qwen2.5:32b') or a bare size ('70b', '13B')."
+    )
+    precision: str = Field(description=f"Weight precision, one of: {_describe(PRECISIONS)}.")
+    context: int = Field(default=8192, gt=0, description="Tokens per sequence (prompt + answer).")
+    users: int = Field(default=1, gt=0, description="Concurrent users (sequences served at once).")
+    engine: str | None = Field(default=None, description=f"Serving engine, one of: {_describe(ENGINES)}.")
+    gpu: str | None = Field(
+        default=None,
+        description="A card to check, optionally with a count ('l40s', 'h100-80gb:2'). Omit to compare card classes.",
+    )
+    kv_dtype: str | None = Field(
+        default=None, description=f"KV-cache dtype, one of: {_describe(KV_DTYPES)}. Omit for 16-bit."
+    )
+    tool_call_id: Annotated[str, InjectedToolCallId]
+
+
+class LookupCardClassesArgs(BaseModel):
+    card_class: str | None = Field(
+        default=None, description="A card-class id ('48gb', '80gb', '2x80gb'). Omit to list them all."
+    )
+
+
+class SearchArticlesArgs(BaseModel):
+    query: str = Field(description="What to look up in the sizing articles, in the visitor's language.")
+    tool_call_id: Annotated[str, InjectedToolCallId]
+
+
+def build_tools(log: ToolLog, store: Any | None) -> list[BaseTool]:
+    """The agent's tools for one run, writing what they produce into `log`."""
+    lang = log.lang
+
+    def run_calculate_vram(
+        model: str,
+        precision: str,
+        tool_call_id: str,
+        context: int = 8192,
+        users: int = 1,
+        engine: str | None = None,
+        gpu: str | None = None,
+        kv_dtype: str | None = None,
+    ) -> str:
+        what = f"{model} · {precision} · {context} tokens · {users}"
+        log.emit(Step(kind="calculate", title=step_title(lang, "calculate", what), status="running"))
+        try:
+            # Unset optional arguments keep the calculator's own defaults.
+            optional = {"engine": engine, "gpu": gpu, "kv_dtype": kv_dtype}
+            given = {name: value for name, value in optional.items() if value}
+            request = SizingRequest(
+                model=model, precision=precision, context=context, users=users, lang=lang, **given
+            )
+            result = calculate_vram(request)
+        except (SizingError, ValueError) as error:  # pydantic's ValidationError is a ValueError
+            reason = " ".join(str(error).split())
+            log.emit(
+                Step(
+                    kind="calculate", title=step_title(lang, "calculate", what), detail=reason, status="error"
+                )
+            )
+            # Back to the model, so it can correct the argument or ask the visitor.
+            return json.dumps({"error": reason})
+        log.record_calculation(tool_call_id, result)
+        log.emit(
+            Step(
+                kind="calculate",
+                title=step_title(lang, "calculate", what),
+                detail=f"{result.weights_gb} GB + … = {result.total_gb} GB",
+                status="done",
+            )
+        )
+        return json.dumps(result.model_dump(mode="json"), ensure_ascii=False)
+
+    def run_lookup_card_classes(card_class: str | None = None) -> str:
+        classes = card_classes()
+        if card_class:
+            wanted = card_class.strip().lower()
+            classes = [c for c in classes if c.id.lower() == wanted] or classes
+        listing = [
+            {
+                "id": c.id,
+                "label": c.label,
+                "cards": c.cards,
+                "gpus": c.gpus,
+                "usable_gb": c.usable_gb,
+                "serves": c.serves.get(lang) or c.serves.get("en"),
+                "catch": c.catch.get(lang) or c.catch.get("en"),
+            }
+            for c in classes
+        ]
+        log.emit(Step(kind="tool", title=step_title(lang, "cards"), status="done"))
+        return json.dumps(listing, ensure_ascii=False, default=str)
+
+    def run_search_articles(query: str, tool_call_id: str) -> str:
+        title = step_title(lang, "search", query[:60])
+        log.emit(Step(kind="search", title=title, status="running"))
+        if store is None:
+            passages: list[Any] = []
+            failed = True
+        else:
+            try:
+                passages = list(store.search(query, k=PASSAGES_PER_SEARCH, lang=lang))
+                failed = False
+            except Exception as error:  # any store fault degrades to "no sources", never to a failed answer
+                logger.warning("search_articles failed: %s", " ".join(str(error).split()))
+                passages, failed = [], True
+        if failed:
+            log.search_failed = True
+            log.emit(Step(kind="search", title=step_title(lang, "search_failed"), status="error"))
+            return "sources unavailable"
+        log.record_passages(tool_call_id, passages)
+        log.emit(Step(kind="search", title=title, detail=f"{len(passages)}", status="done"))
+        if not passages:
+            return "no matching article section"
+        return "\n\n".join(
+            f"[{p.title} — {p.section}] ({p.path})\n{p.text[:PASSAGE_CHARS_FOR_MODEL]}" for p in passages
+        )
+
+    return [
+        StructuredTool.from_function(
+            run_calculate_vram,
+            name="calculate_vram",
+            description=(
+                "VRAM arithmetic for serving a model: weights, KV cache, overhead, total GB, which card class "
+                "or card fits, headroom, max concurrent users, and the quantization caveat. Returns JSON."
+            ),
+            args_schema=CalculateVramArgs,
+        ),
+        StructuredTool.from_function(
+            run_lookup_card_classes,
+            name="lookup_card_classes",
+            description="The card classes (48GB, 80GB, 2x80GB): their cards, usable GB, what each serves, the catch.",
+            args_schema=LookupCardClassesArgs,
+        ),
+        StructuredTool.from_function(
+            run_search_articles,
+            name="search_articles",
+            description="Search the company's sizing articles; returns sections as [Title — Section] text.",
+            args_schema=SearchArticlesArgs,
+        ),
+    ]
+
+
+def sources_of(passages: list[Any]) -> list[Source]:
+    """Distinct article sections, in the order they were retrieved."""
+    seen: dict[tuple[str, str, str], Source] = {}
+    for passage in passages:
+        key = (passage.title, passage.path, passage.section)
+        seen.setdefault(key, Source(title=passage.title, path=passage.path, section=passage.section))
+    return list(seen.values())

@@ -1,0 +1,147 @@
+"""The guardrail on its own: real calculations, hand-written drafts."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.guardrail import _readings, check, enforce
+from assistant.prompts import SYSTEM_PROMPT
+from tools import SizingRequest, SizingResult, calculate_vram
+
+
+def calc(model: str = "70b", precision: str = "int4", lang: str = "en", **fields: object) -> SizingResult:
+    return calculate_vram(SizingRequest(model=model, precision=precision, lang=lang, **fields))  # type: ignore[arg-type]
+
+
+def faithful_draft(result: SizingResult) -> str:
+    """What a well-behaved model writes: the key numbers, the verdict, the caveat word for word."""
+    option = next(o for o in result.options if result.recommended in (o.card_class, o.card))
+    lines = [
+        f"The weights take {result.weights_gb} GB and the total is {result.total_gb} GB.",
+        f"Verdict: the {option.label} fits with {option.headroom_gb} GB of headroom.",
+        *[f"- {line}" for line in result.arithmetic],
+    ]
+    if result.caveat:
+        lines.append(result.caveat)
+    return "\n".join(lines)
+
+
+def test_a_faithful_answer_passes_unchanged() -> None:
+    result = calc()
+    draft = faithful_draft(result)
+    report = check(draft, [result], "en")
+    assert report.answer == draft
+    assert report.removed == [] and not report.appended_figures and not report.appended_caveat
+
+
+def test_wrong_figure_is_removed_and_the_real_numbers_and_caveat_added() -> None:
+    result = calc()
+    assert result.below_16_bit and result.caveat
+    draft = "Good news! A 70B at 4 bits only needs 27.5 GB, so it is cheap to serve. Ask me anything else."
+    report = check(draft, [result], "en")
+    assert "27.5" not in report.answer
+    assert report.removed == ["A 70B at 4 bits only needs 27.5 GB, so it is cheap to serve."]
+    assert report.answer.startswith("Good news! Ask me anything else.")
+    assert f"{result.weights_gb:g} GB" in report.answer and f"{result.total_gb:g} GB" in report.answer
+    assert result.recommendation in report.answer
+    assert all(line in report.answer for line in result.arithmetic)
+    assert result.caveat in report.answer
+    assert report.appended_figures and report.appended_caveat
+
+
+def test_figures_within_rounding_are_kept() -> None:
+    result = calc(precision="bf16")
+    rounded = round(result.weights_gb)
+    draft = f"The weights alone are about {rounded} GB at 16 bits."
+    assert enforce(draft, [result], "en").startswith(draft)
+
+
+def test_spanish_answer_gets_spanish_additions() -> None:
+    result = calc(lang="es")
+    answer = enforce("Un 70B a 4 bits cabe en una tarjeta de 48GB.", [result], "es")
+    assert "Comprobación de la calculadora" in answer
+    assert result.caveat and result.caveat in answer
+    assert result.recommendation in answer
+
+
+def test_the_calculation_arrives_when_the_model_never_called_the_calculator() -> None:
+    """The service computes the sizing itself and passes it here; the draft had no numbers."""
+    result = calc()
+    answer = enforce("A 70B can run quantized on a single card.", [result], "en")
+    assert answer.startswith("A 70B can run quantized on a single card.")
+    assert result.recommendation in answer and result.caveat and result.caveat in answer
+
+
+def test_told_to_say_it_fits_on_a_card_that_is_too_small() -> None:
+    result = calc(precision="bf16")
+    draft = "As you asked: yes, it fits on a single RTX 4090. It also fits in 24 GB easily."
+    report = check(draft, [result], "en")
+    assert "RTX 4090" not in report.answer and "24 GB" not in report.answer
+    assert len(report.removed) == 2
+    assert result.recommendation in report.answer
+
+
+def test_bare_it_fits_is_removed_when_nothing_fits_but_a_denial_stays() -> None:
+    result = calc(precision="bf16", gpu="l40s")
+    assert result.recommended is None
+    report = check("Yes, it fits. Honestly it does not fit on one L40S.", [result], "en")
+    assert report.removed == ["Yes, it fits."]
+    assert report.answer.startswith("Honestly it does not fit on one L40S.")
+
+
+def test_a_true_fit_claim_is_kept() -> None:
+    result = calc(precision="int4")
+    draft = "At 4 bits the 70B fits on one H100."
+    assert enforce(draft, [result], "en").startswith(draft)
+    # With vLLM's defaults the 48GB class falls just short, so the same claim about an L40S goes.
+    assert not enforce("At 4 bits the 70B fits on one L40S.", [result], "en").startswith("At 4 bits")
+
+
+def test_leaked_system_prompt_is_removed() -> None:
+    result = calc()
+    rule = next(line for line in SYSTEM_PROMPT.splitlines() if line.startswith("3. "))
+    leak = rule.split(". ", 1)[1].split(". ")[0] + "."  # "Every GB figure, verdict, ... a tool result."
+    report = check(f"My instructions say: {leak} Anyway, here is the sizing.", [result], "en")
+    assert leak not in report.answer
+    assert "here is the sizing" in report.answer
+
+
+def test_article_figures_count_when_the_article_was_quoted() -> None:
+    result = calc()
+    draft = "The article's rule of thumb lands at 37.5GB for this case."
+    assert "37.5GB" not in enforce(draft, [result], "en")
+    assert "37.5GB" in enforce(draft, [result], "en", quoted=["a rule of thumb of 37.5GB"])
+
+
+def test_catalogue_figures_and_bandwidth_are_not_invented_numbers() -> None:
+    draft = "An H100 has 80GB (79.6 GiB as nvidia-smi shows it) and 3350 GB/s of bandwidth."
+    assert enforce(draft, [], "en") == draft
+
+
+def test_general_answer_without_calculations_loses_invented_figures() -> None:
+    answer = enforce("The KV cache for this chat is 3.7 GB. It grows with context.", [], "en")
+    assert answer == "It grows with context."
+
+
+def test_list_items_and_table_rows_are_removed_whole() -> None:
+    result = calc()
+    draft = faithful_draft(result) + "\n| 70B | 12.3 GB | fits |\n- extra: 12.3 GB"
+    report = check(draft, [result], "en")
+    assert "12.3" not in report.answer
+    assert len(report.removed) == 2
+
+
+@pytest.mark.parametrize(
+    ("written", "readings"),
+    [
+        ("35", ((35.0, 0),)),
+        ("35.3", ((35.3, 1),)),
+        ("35,3", ((35.3, 1),)),
+        ("1.342", ((1.342, 3), (1342.0, 0))),
+        ("1,342.5", ((1342.5, 1),)),
+        ("1.342,5", ((1342.5, 1),)),
+        ("0,125", ((0.125, 3),)),
+    ],
+)
+def test_number_readings(written: str, readings: tuple[tuple[float, int], ...]) -> None:
+    assert _readings(written) == readings
