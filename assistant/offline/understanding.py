@@ -242,17 +242,22 @@ def catalog() -> Catalog:
 
     cards: list[CardName] = []
     keyed_cards: dict[str, list[CardName]] = {}
+    derived: list[tuple[str, CardName]] = []
     for card in tools.list_cards():
         # The marketing figure ("48 GB GDDR6") is what visitors write; nvidia-smi MiB is the fallback.
         marketed = re.search(r"(\d+)\s?GB", card.marketing or "")
         memory_gb = float(marketed.group(1)) if marketed else round(card.memory_mib * MIB / 1e9, 1)
         entry_card = CardName(card_id=card.id, label=card.name, memory_gb=memory_gb)
         cards.append(entry_card)
-        full = card_key(card.name)
-        short = re.sub(r"\s+", " ", _CARD_NOISE.sub(" ", full)).strip()
-        for key in {full, card_key(card.id), short, *(card_key(alias) for alias in card.aliases)}:
-            if key and len(key) >= 2:
-                keyed_cards.setdefault(key, []).append(entry_card)
+        for key in {card_key(card.name), card_key(card.id), *(card_key(alias) for alias in card.aliases)}:
+            keyed_cards.setdefault(key, []).append(entry_card)
+        short = re.sub(r"\s+", " ", _CARD_NOISE.sub(" ", card_key(card.name))).strip()
+        derived.append((short, entry_card))
+    # Names the catalog spells out win over short names derived here: "H100" is the catalog's
+    # alias of the SXM card, even though "H100 80GB (PCIe)" also shortens to "h100".
+    for key, entry_card in derived:
+        if len(key) >= 2 and entry_card not in keyed_cards.setdefault(key, []):
+            keyed_cards[key].append(entry_card)
 
     def longest_first(keys: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
         return tuple(sorted(keys.items(), key=lambda item: -len(item[0])))
@@ -326,33 +331,41 @@ def _find_models(text: str) -> tuple[str, list[tuple[str, str]]]:
     # blanked text is only used for the later, independent patterns: blank the raw spans by regex.
     keyed = name_key(text)
     found: list[tuple[int, str, str]] = []
+    sizeless: list[tuple[int, ModelName]] = []
     for key, model in cat.model_keys:
         if key not in keyed:
             continue
         match = re.search(rf"(?<![a-z0-9.]){re.escape(key)}(?![a-z0-9])", keyed)
         if match:
+            if not re.search(r"\d[bm]\b", key):  # "llama3.1", "mixtral": a family, unless no size follows
+                sizeless.append((match.start(), model))
+                continue
             found.append((match.start(), model.model_id, model.label))
             keyed = _blank(keyed, match.start(), match.end())
             text = _blank_name_in_text(text, key)
-    sizes: list[tuple[int, float, str]] = []
+    sizes: list[tuple[int, float]] = []
     for pattern in lex.model_size:
         for match in pattern.finditer(text):
             value = parse_number(match.group(1))
             if value:
-                sizes.append((match.start(), value, match.group(0).strip()))
+                sizes.append((match.start(), value))
                 text = _blank(text, match.start(), match.end())
     for match in lex.model_size_millions.finditer(text):
         value = parse_number(match.group(1))
         if value:
-            sizes.append((match.start(), value / 1000, match.group(0).strip()))
+            sizes.append((match.start(), value / 1000))
             text = _blank(text, match.start(), match.end())
-    for position, size_b, _written in sorted(sizes):
+    for position, size_b in sorted(sizes):
         family_model = _family_model(keyed, size_b)
         if family_model and all(model_id != family_model.model_id for _, model_id, _ in found):
             found.append((position, family_model.model_id, family_model.label))
         elif not family_model:
             bare = f"{size_b:g}b"
             found.append((position, bare, f"{size_b:g}B"))
+    if not sizes:  # a family alias with no size ("mixtral", "llama3.1") names the catalog's default
+        for position, model in sizeless:
+            if all(model_id != model.model_id for _, model_id, _ in found):
+                found.append((position, model.model_id, model.label))
     found.sort(key=lambda item: item[0])
     return text, [(model_id, label) for _, model_id, label in found]
 
