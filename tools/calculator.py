@@ -378,6 +378,17 @@ def _option_line(scenario: Scenario, ev: Evaluation) -> str:
     return text("line_option", lang, overhead=_gb(est.overhead_bytes, lang), **fields)
 
 
+def required_usable_bytes(scenario: Scenario, est: Estimate) -> int:
+    """Card memory (all GPUs) this request needs: for vLLM, its share must hold everything inside
+    the budget and the slack must hold the CUDA context and graphs."""
+    needed = est.weights_bytes + est.overhead_bytes + est.kv_bytes_per_sequence * scenario.users
+    if scenario.engine != "vllm":
+        return needed
+    outside = sum(b for key, b in est.overhead_parts if key in ("cuda_context", "cuda_graphs")) * est.gpus
+    inside = needed - outside
+    return int(max(inside / scenario.utilization, needed))
+
+
 def calculate_vram(request: SizingRequest) -> SizingResult:
     """Size a model on every card class (or the requested card): the arithmetic, the verdicts,
     the recommendation, the quantization caveat and what would make it fit."""
@@ -405,7 +416,9 @@ def calculate_vram(request: SizingRequest) -> SizingResult:
         total_gb=round(total / GB, 2),
         options=[ev.option for ev in evaluations],
         recommended=recommended,
-        recommendation=recommendation(scenario, evaluations, reference if fitting else None, total),
+        recommendation=recommendation(
+            scenario, evaluations, reference if fitting else None, required_usable_bytes(scenario, est)
+        ),
         arithmetic=arithmetic_lines(scenario, evaluations, reference),
         caveat=caveat(scenario),
         suggestions=suggestions(scenario, evaluations, request.gpu),

@@ -150,8 +150,8 @@ TEXTS: dict[str, dict[Language, str]] = {
         "es": "{model} en {precision}, {context} tokens por secuencia, {users} a la vez, en {engine}: {label} ({headroom} GB de margen, hasta {seqs} secuencias concurrentes).",
     },
     "rec_none": {
-        "en": "{model} at {precision}, {context} tokens per sequence, {users} at once, on {engine} does not fit {labels}: it needs about {total} GB. See the suggestions.",
-        "es": "{model} en {precision}, {context} tokens por secuencia, {users} a la vez, en {engine}, no cabe en {labels}: necesita unos {total} GB. Vea las sugerencias.",
+        "en": "{model} at {precision}, {context} tokens per sequence, {users} at once, on {engine} does not fit {labels}: it needs about {total} GB of usable card memory. See the suggestions.",
+        "es": "{model} en {precision}, {context} tokens por secuencia, {users} a la vez, en {engine}, no cabe en {labels}: necesita unos {total} GB de memoria utilizable. Vea las sugerencias.",
     },
     "sug_context": {
         "en": "Shorter context: at {context} tokens per sequence, {users} at once fit on {label}.",
