@@ -267,3 +267,24 @@ def test_transformers_and_llamacpp_profiles_differ_from_vllm() -> None:
     assert llamacpp.overhead_gb < vllm.overhead_gb
     assert hf.overhead_gb > 3  # prefill of 32k tokens at once
     assert llamacpp.kv_cache_gb == pytest.approx(vllm.kv_cache_gb, rel=0.01)
+
+
+def test_gpu_may_name_a_card_class() -> None:
+    result = calc(model="llama-3.1-70b", precision="awq", gpu="80gb")
+    assert [o.card_class for o in result.options] == ["80gb"] and result.recommended == "80gb"
+    assert calc(model="llama-3.1-70b", precision="fp8", gpu="2x80gb").options[0].gpus == 2
+
+
+def test_llamacpp_keeps_the_input_embedding_in_host_memory() -> None:
+    """G2 (ollama#9091): Qwen2.5-14B Q4_K_M, CUDA0 model buffer 8148.38 MiB + CPU 417.66 MiB."""
+    from tools.calculator import build_scenario, candidates, estimate
+
+    scenario = build_scenario(
+        SizingRequest(
+            model="qwen2.5-14b", precision="q4_k_m", engine="ollama", context=2048, users=4, gpu="l40s"
+        )
+    )
+    est = estimate(scenario, candidates("l40s")[0].members[0])
+    assert est.weights_bytes / 2**20 == pytest.approx(8148.38, rel=0.002)
+    assert scenario.embedding_bytes / 2**20 == pytest.approx(417.66, rel=0.002)
+    assert est.kv_bytes_per_sequence * 4 == 1536 * 2**20

@@ -141,21 +141,25 @@ def resolve_request_model(request: SizingRequest) -> ResolvedModel:
 
 
 def candidates(gpu: str | None) -> list[Candidate]:
-    """The options to compare: every card class, or the one card (× N) asked for."""
-    if gpu is not None and gpu.strip():
-        card, count = parse_gpu_spec(gpu)
-        facts = card_facts(card.id)
-        hw = Hardware(count, facts.usable_bytes, card.bandwidth_gbps, card.id)
-        label = card.name if count == 1 else f"{count}× {card.name}"
-        return [Candidate(None, card.id if count == 1 else f"{card.id}:{count}", label, [hw], {}, {})]
-    out = []
+    """The options to compare: every card class, one class by id ("80gb"), or one card (× N)."""
+    classes = []
     for cls in card_classes():
         members = []
         for card_id in cls.cards:
             facts = card_facts(card_id)
             members.append(Hardware(cls.gpus, facts.usable_bytes, facts.card.bandwidth_gbps, card_id))
-        out.append(Candidate(cls.id, None, cls.label, members, cls.serves, cls.catch))
-    return out
+        classes.append(Candidate(cls.id, None, cls.label, members, cls.serves, cls.catch))
+    wanted = (gpu or "").strip().lower().replace(" ", "")
+    if wanted:
+        chosen = [c for c in classes if c.card_class == wanted]
+        if chosen:
+            return chosen
+        card, count = parse_gpu_spec(gpu or "")
+        facts = card_facts(card.id)
+        hw = Hardware(count, facts.usable_bytes, card.bandwidth_gbps, card.id)
+        label = card.name if count == 1 else f"{count}× {card.name}"
+        return [Candidate(None, card.id if count == 1 else f"{card.id}:{count}", label, [hw], {}, {})]
+    return classes
 
 
 def estimate(scenario: Scenario, hw: Hardware) -> Estimate:
