@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,20 +47,49 @@ def as_json(result: subprocess.CompletedProcess[str]) -> Any:
     return json.loads(result.stdout)
 
 
-def test_ingest_then_search_use_the_server_not_the_disk(chroma_server: str, tmp_path: Path) -> None:
-    env = server_env(chroma_server, tmp_path / "data")
+@dataclass(frozen=True)
+class IngestedServer:
+    env: dict[str, str]
+    data_dir: Path
+    first: dict[str, int]
+    second: dict[str, int]
 
+
+@pytest.fixture(scope="module")
+def ingested(chroma_server: str, tmp_path_factory: pytest.TempPathFactory) -> IngestedServer:
+    """The articles loaded into the Chroma server twice, as two replicas' init containers would."""
+    data_dir = tmp_path_factory.mktemp("deploy-app") / "data"
+    env = server_env(chroma_server, data_dir)
     first = as_json(sizing("ingest", "--json", env=env))
-    assert first["chunks"] > 0
-    assert first["added"] == first["chunks"]
-
-    # Idempotent against the server too: a second run (another replica's init container) adds nothing.
     second = as_json(sizing("ingest", "--json", env=env))
-    assert second == {"chunks": first["chunks"], "added": 0, "updated": 0, "removed": 0}
+    return IngestedServer(env, data_dir, first, second)
 
-    passages = as_json(sizing("search", "what GPU for a 70B model?", "--json", env=env))
+
+def test_ingest_fills_the_server_once(ingested: IngestedServer) -> None:
+    assert ingested.first["chunks"] > 0
+    assert ingested.first["added"] == ingested.first["chunks"]
+    # Idempotent against the server too: the second run adds, changes and removes nothing.
+    assert ingested.second == {"chunks": ingested.first["chunks"], "added": 0, "updated": 0, "removed": 0}
+
+
+def test_search_reads_the_server_index(ingested: IngestedServer) -> None:
+    passages = as_json(sizing("search", "what GPU for a 70B model?", "--json", env=ingested.env))
     assert passages, "the server-side index returned nothing"
     assert all(passage["path"] and passage["text"] for passage in passages)
+    spanish = as_json(
+        sizing("search", "¿cuánta memoria ocupa la caché KV?", "--lang", "es", "--json", env=ingested.env)
+    )
+    assert spanish and all(passage["lang"] == "es" for passage in spanish)
 
-    # Nothing was written to the embedded index under the data folder.
-    assert not (tmp_path / "data" / "chroma").exists()
+
+def test_ask_answers_with_arithmetic_and_server_sources(ingested: IngestedServer) -> None:
+    reply = as_json(sizing("ask", "What GPU do I need to serve Llama 3.1 70B?", "--json", env=ingested.env))
+    assert reply["mode"] == "offline"
+    assert reply["calculations"], "a sizing question must carry the calculator's result"
+    assert reply["sources"], "the answer cites no article from the server"
+    assert "GB" in reply["answer"]
+
+
+def test_nothing_was_written_to_an_embedded_index(ingested: IngestedServer) -> None:
+    # Runs after the other tests of this module touched the server through every command.
+    assert not (ingested.data_dir / "chroma").exists()

@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from assistant.settings import Settings
+from tools import SizingRequest, calculate_vram
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -363,3 +364,53 @@ def test_llm_secret_is_shared_by_app_and_vllm() -> None:
     app = secret_refs(k8s_object("Deployment", "sizing-app"))
     vllm = secret_refs(k8s_object("Deployment", "sizing-vllm"))
     assert app["SIZING_LLM_API_KEY"] == vllm["VLLM_API_KEY"]
+
+
+# ---------------------------------------------------------------- the model's card, by our own calculator
+
+# NVIDIA GPU Feature Discovery's `nvidia.com/gpu.product` values -> the calculator's card ids.
+GPU_PRODUCT_CARDS = {"NVIDIA-L40S": "l40s", "NVIDIA-L4": "l4", "NVIDIA-H100-80GB-HBM3": "h100-80gb"}
+
+
+def sized_request(args: list[str], card: str, context: int, users: int) -> SizingRequest:
+    repository = flag_value(args, "--model").rpartition("/")[2]
+    name, _, quantization = repository.rpartition("-")
+    return SizingRequest(
+        model=name if quantization.lower() == "awq" else repository,
+        precision="awq" if quantization.lower() == "awq" else "bf16",
+        context=context,
+        users=users,
+        engine="vllm",
+        gpu=f"{card}:{flag_value(args, '--tensor-parallel-size')}",
+        gpu_memory_utilization=float(flag_value(args, "--gpu-memory-utilization")),
+    )
+
+
+def test_vllm_flags_fit_the_card_they_were_sized_for() -> None:
+    vllm = k8s_object("Deployment", "sizing-vllm")
+    args = pod_containers(vllm)[0]["args"]
+    card = GPU_PRODUCT_CARDS[vllm["spec"]["template"]["spec"]["nodeSelector"]["nvidia.com/gpu.product"]]
+    max_num_seqs = int(flag_value(args, "--max-num-seqs"))
+    # Every admitted conversation can hold a typical 8k-token sizing chat at once...
+    busy = calculate_vram(sized_request(args, card, context=8192, users=max_num_seqs))
+    assert busy.options[0].fits, busy.recommendation
+    assert busy.options[0].max_concurrent_sequences >= max_num_seqs
+    # ...and one conversation can grow to the whole --max-model-len.
+    longest = calculate_vram(
+        sized_request(args, card, context=int(flag_value(args, "--max-model-len")), users=1)
+    )
+    assert longest.options[0].fits, longest.recommendation
+
+
+def test_ollama_model_fits_a_24_gb_card_with_its_parallel_conversations() -> None:
+    stack = compose("ollama.env")
+    environment = stack["services"]["ollama"]["environment"]
+    request = SizingRequest(
+        model=stack["services"]["ollama-pull"]["entrypoint"][-1],
+        precision="q4_k_m",  # what an Ollama tag without a suffix pulls
+        context=int(environment["OLLAMA_CONTEXT_LENGTH"]),
+        users=int(environment["OLLAMA_NUM_PARALLEL"]),
+        engine="ollama",
+        gpu="l4",
+    )
+    assert calculate_vram(request).options[0].fits
