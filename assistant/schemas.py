@@ -8,7 +8,7 @@ and the offline responder all exchange the same serializable objects. Import the
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -108,7 +108,7 @@ class Reply(BaseModel):
     state: ConversationState = Field(default_factory=ConversationState)
     steps: list[Step] = Field(default_factory=list)
 
-    def public_json(self) -> dict[str, object]:
+    def public_json(self) -> dict[str, Any]:
         """The `sizing ask --json` object."""
         return {
             "answer": self.answer,

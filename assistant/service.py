@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from assistant.offline.responder import OfflineAnswer, OfflineResponder, SearchableStore
+from assistant.offline.responder import OfflineAnswer, OfflineResponder
 from assistant.offline.sizing import is_sizing_question, merge_slots, plan_sizing, run_plan
 from assistant.offline.texts import texts
 from assistant.offline.understanding import Understanding, understand
@@ -95,12 +95,19 @@ class Assistant:
             for step in reply.steps:
                 yield StepEvent(step=step)
         else:
+            streamed: list[Step] = []
             for item in _run_in_thread(lambda on_event: self._respond(message, state, on_event)):
                 if isinstance(item, Reply):
                     reply = item
                 else:
+                    streamed.append(item.step)
                     yield item
-        assert reply is not None  # _respond always returns one or raises
+            assert reply is not None  # _respond always returns one or raises
+            # After a fallback, the offline answer's own steps have not been shown yet.
+            for step in reply.steps:
+                if step not in streamed:
+                    yield StepEvent(step=step)
+        assert reply is not None
         for piece in text_pieces(reply.answer):
             yield TextDelta(text=piece)
         yield FinalEvent(reply=reply)
@@ -127,11 +134,13 @@ class Assistant:
             notices.append(words.fill("truncated", limit=self.settings.max_input_chars))
 
         reply: Reply | None = None
+        fallback_steps: list[Step] = []
         if self.chat_model is not None:
-            reply = self._respond_llm(text, state, reading, notices, on_event)
+            reply = self._respond_llm(text, state, reading, notices, fallback_steps, on_event)
         if reply is None:
             offline = self.offline.respond(text, state, language, reading)
             reply = self._offline_reply(offline, notices)
+            reply = reply.model_copy(update={"steps": [*fallback_steps, *reply.steps]})
         new_state = reply.state.with_turn("user", text).with_turn("assistant", reply.answer)
         return reply.model_copy(update={"state": new_state})
 
@@ -156,9 +165,10 @@ class Assistant:
         state: ConversationState,
         reading: Understanding,
         notices: list[str],
+        fallback_steps: list[Step],
         on_event: Any | None,
     ) -> Reply | None:
-        """The checked LLM answer, or None after a model fault (the notice says why)."""
+        """The checked LLM answer, or None after a model fault (the notice and a step say why)."""
         from assistant.agent import run_agent
         from assistant.errors import LLMUnavailableError
         from assistant.guardrail import enforce
@@ -182,6 +192,7 @@ class Assistant:
             step = Step(
                 kind="fallback", title=words.step("fallback"), detail=_one_line(str(error)), status="error"
             )
+            fallback_steps.append(step)
             if on_event:
                 on_event(StepEvent(step=step))
             return None
@@ -267,7 +278,7 @@ def _one_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _run_in_thread(work: Any) -> Iterator[StepEvent | TextDelta | Reply]:
+def _run_in_thread(work: Any) -> Iterator[StepEvent | Reply]:
     """Run work(on_event) in a thread; yield its step events as they come, then its Reply."""
     events: queue.Queue[Any] = queue.Queue()
     done = object()

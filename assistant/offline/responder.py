@@ -9,7 +9,7 @@ fallback of LLM mode. Deterministic: the same message and state give the same an
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -38,15 +38,18 @@ EXAMPLE_PRECISIONS = ("bf16", "int8", "int4")
 
 
 class PassageLike(Protocol):
-    title: str
-    path: str
-    section: str
+    @property
+    def title(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def section(self) -> str: ...
 
 
 class SearchableStore(Protocol):
     """What the responder needs from knowledge.ArticleStore."""
 
-    def search(self, query: str, k: int = 3, lang: str | None = None) -> list[PassageLike]: ...
+    def search(self, query: str, k: int = 3, lang: str | None = None) -> Sequence[PassageLike]: ...
 
 
 @dataclass
