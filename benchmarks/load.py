@@ -1,0 +1,235 @@
+"""Load benchmark: many concurrent chat sessions against the running web app, through gradio_client.
+
+Run (starts its own offline `sizing serve` on a free loopback port, warms the index first):
+    .venv/bin/python benchmarks/load.py
+Against an app that is already running (e.g. the compose stack or a port-forwarded pod):
+    .venv/bin/python benchmarks/load.py --url http://127.0.0.1:7860
+Options: --sessions 50 --messages 5 (defaults), --json for one machine-readable line.
+
+Each session is one gradio_client.Client (its own session hash, so its own gr.State on the
+server, like one browser tab) sending --messages sizing questions one after another through
+the app's `chat` API; all sessions start together. A reply counts as an error when the call
+raises or the answer lacks the arithmetic (every question here is a sizing question, and the
+product promises every such answer carries GB figures). Prints p50/p95/max latency per
+message, throughput and errors; exits 1 when any message failed. Target: 0 errors and
+p95 <= 3 s with the server on 2 cores (client and server share the machine when started here).
+Only loopback or the --url you give is contacted; the started server ignores SIZING_* from the
+environment and runs offline (no LLM) on an embedded index in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# A sizing conversation as visitors hold it: English and Spanish, a follow-up that relies on
+# the session remembering the model, and questions that need retrieval and the calculator.
+# Session n starts at message n % len(CONVERSATION), so concurrent sessions ask different things.
+CONVERSATION = (
+    "What GPU do I need to serve Llama 3.1 70B?",
+    "And for 16 concurrent users at 8k context?",
+    "¿Qué tarjeta necesito para Qwen2.5 32B en fp8?",
+    "How much VRAM does a 13B model need with a 32k context?",
+    "¿Cuánta memoria hace falta para Mistral 7B en int4 con 4 usuarios?",
+    "Will Llama 3.1 8B fit on a 24 GB card in bf16?",
+)
+# Every answer to a sizing question carries its arithmetic in GB (decimal, as the engine prints).
+ARITHMETIC = re.compile(r"\d\s*GB\b")
+SERVER_START_SECONDS = 180.0
+TARGET_P95_SECONDS = 3.0
+
+
+@dataclass
+class SessionOutcome:
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_until_healthy(url: str, server: subprocess.Popen[bytes], log_path: Path) -> None:
+    deadline = time.monotonic() + SERVER_START_SECONDS
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"sizing serve exited early:\n{log_path.read_text(errors='replace')[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit(f"sizing serve did not answer /healthz within {SERVER_START_SECONDS:.0f} s")
+
+
+@contextmanager
+def started_app() -> Iterator[str]:
+    """An offline `sizing serve` on a free loopback port with its own data folder; yields its URL."""
+    sizing = Path(sys.executable).parent / "sizing"
+    if not sizing.exists():
+        raise SystemExit(f"{sizing} not found: run from the project's virtual environment (make install)")
+    workdir = Path(tempfile.mkdtemp(prefix="sizing-load-"))
+    # The default single-process shape: embedded Chroma in a throwaway folder, no LLM. Other
+    # shapes (a Chroma server, an LLM) are measured with --url against them.
+    env = {name: value for name, value in os.environ.items() if not name.startswith("SIZING_")}
+    env["SIZING_DATA_DIR"] = str(workdir / "data")
+    env["GRADIO_ANALYTICS_ENABLED"] = "False"
+    # Like the container image: the index is built before serving, not by the first visitor.
+    subprocess.run([str(sizing), "ingest"], env=env, check=True, capture_output=True, timeout=600)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log_path = workdir / "server.log"
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(
+            [str(sizing), "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_until_healthy(url, server, log_path)
+        yield url
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run_session(
+    url: str, number: int, messages: int, start: threading.Barrier, timeout: float
+) -> SessionOutcome:
+    from gradio_client import Client
+
+    outcome = SessionOutcome()
+    try:
+        client = Client(
+            url,
+            verbose=False,
+            analytics_enabled=False,
+            download_files=False,
+            httpx_kwargs={"timeout": timeout},
+        )
+    except Exception as exc:  # a session that cannot even open counts every message as failed
+        outcome.errors.extend([f"session {number}: connect: {exc}"] * messages)
+        start.abort()
+        return outcome
+    # A broken barrier (another session failed to connect) just means: start now.
+    with suppress(threading.BrokenBarrierError):
+        start.wait(timeout=SERVER_START_SECONDS)
+    for turn in range(messages):
+        message = CONVERSATION[(number + turn) % len(CONVERSATION)]
+        began = time.perf_counter()
+        try:
+            answer = client.predict(message, api_name="/chat")
+        except Exception as exc:
+            outcome.errors.append(f"session {number} message {turn + 1}: {type(exc).__name__}: {exc}")
+            continue
+        outcome.latencies.append(time.perf_counter() - began)
+        if not isinstance(answer, str) or not ARITHMETIC.search(answer):
+            outcome.errors.append(
+                f"session {number} message {turn + 1}: no arithmetic in {str(answer)[:200]!r}"
+            )
+    client.close()
+    return outcome
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """Nearest-rank percentile (no interpolation): the value a fraction of messages stayed under."""
+    ordered = sorted(values)
+    rank = max(1, round(fraction * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def drive(url: str, sessions: int, messages: int, timeout: float) -> dict[str, object]:
+    start = threading.Barrier(sessions)
+    outcomes: list[SessionOutcome] = [SessionOutcome() for _ in range(sessions)]
+
+    def worker(number: int) -> None:
+        outcomes[number] = run_session(url, number, messages, start, timeout)
+
+    threads = [threading.Thread(target=worker, args=(n,), name=f"session-{n}") for n in range(sessions)]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - began
+    latencies = [latency for outcome in outcomes for latency in outcome.latencies]
+    errors = [error for outcome in outcomes for error in outcome.errors]
+    report: dict[str, object] = {
+        "url": url,
+        "sessions": sessions,
+        "messages_per_session": messages,
+        "messages": sessions * messages,
+        "answered": len(latencies),
+        "errors": len(errors),
+        "p50_s": round(statistics.median(latencies), 3) if latencies else None,
+        "p95_s": round(percentile(latencies, 0.95), 3) if latencies else None,
+        "max_s": round(max(latencies), 3) if latencies else None,
+        "wall_s": round(wall, 1),
+        "messages_per_s": round(len(latencies) / wall, 2) if wall else None,
+        "cpus": os.cpu_count(),
+        "error_samples": errors[:5],
+    }
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--url", help="an app that is already running (default: start one here)")
+    parser.add_argument("--sessions", type=int, default=50, help="concurrent sessions (default 50)")
+    parser.add_argument("--messages", type=int, default=5, help="messages per session (default 5)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds one message may take")
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON line")
+    args = parser.parse_args(argv)
+    if args.sessions < 1 or args.messages < 1:
+        parser.error("--sessions and --messages must be at least 1")
+
+    if args.url:
+        report = drive(args.url.rstrip("/"), args.sessions, args.messages, args.timeout)
+    else:
+        with started_app() as url:
+            report = drive(url, args.sessions, args.messages, args.timeout)
+
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"target        {report['url']} ({report['cpus']} CPUs on this machine)")
+        print(f"sessions      {report['sessions']} concurrent x {report['messages_per_session']} messages")
+        print(f"answered      {report['answered']} / {report['messages']}   errors {report['errors']}")
+        print(f"latency       p50 {report['p50_s']} s   p95 {report['p95_s']} s   max {report['max_s']} s")
+        print(f"throughput    {report['messages_per_s']} messages/s over {report['wall_s']} s")
+        p95 = report["p95_s"]
+        met = report["errors"] == 0 and isinstance(p95, float) and p95 <= TARGET_P95_SECONDS
+        print(f"target        0 errors, p95 <= {TARGET_P95_SECONDS} s: {'met' if met else 'NOT met'}")
+        for sample in report["error_samples"]:  # type: ignore[attr-defined]
+            print(f"  error: {sample}")
+    return 0 if report["errors"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
