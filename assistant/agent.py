@@ -41,7 +41,7 @@ from assistant.errors import (
     LLMTimeoutError,
     LLMUnavailableError,
 )
-from assistant.llm_tools import ToolLog, build_tools, sources_of, step_title
+from assistant.llm_tools import ToolLog, build_tools, sources_of, step_title, tool_specs
 from assistant.prompts import SYSTEM_PROMPT, context_note
 from assistant.schemas import ConversationState, Source, Step, StepEvent, TextDelta
 from assistant.settings import Settings
@@ -119,8 +119,11 @@ class _RunLimits(AgentMiddleware):  # type: ignore[type-arg]
             raise LLMTimeoutError(f"no answer from the model within {self.timeout:g} s")
         self.calls += 1
         if _is_openai_client(request.model):
-            # One deadline for the whole run: each call gets only the time that is left.
-            request = request.override(model_settings={**request.model_settings, "timeout": remaining})
+            # One deadline for the whole run: each call gets only the time that is left. The tool
+            # schemas go as ready-made dicts (the same the tools would convert to, every call).
+            request = request.override(
+                tools=tool_specs(), model_settings={**request.model_settings, "timeout": remaining}
+            )
         title = step_title(self.log.lang, "model", self.calls)
         self.log.emit(Step(kind="model", title=title, status="running"))
         started = time.monotonic()

@@ -31,6 +31,8 @@ from tools import SizingResult, card_classes, list_cards
 GIB_IN_GB = 2**30 / 1e9
 # Card counts a multi-GPU answer may quote a total capacity for ("2× 80 GB = 160 GB").
 CARD_COUNTS = (1, 2, 4, 8)
+# How far a whole-number figure may sit from the tool's ("about 140 GB" for 141.12 GB).
+ROUND_FIGURE_SLACK = 0.015
 # A sentence sharing this many consecutive words with the system prompt is a leak.
 LEAK_WORDS = 8
 
@@ -187,8 +189,10 @@ def _readings(number: str) -> tuple[tuple[float, int], ...]:
 
 
 def _close(value: float, decimals: int, target: float) -> bool:
-    """Equal within the rounding the writer used (or 1.5 %, for "about 140 GB")."""
-    return abs(value - target) <= max(0.6 * 10**-decimals, 0.015 * abs(target))
+    """Equal within the rounding the writer used; a whole number may also be a round "about 140 GB"."""
+    if decimals:
+        return abs(value - target) <= 0.6 * 10**-decimals
+    return abs(value - target) <= max(0.6, ROUND_FIGURE_SLACK * abs(target))
 
 
 def _verified(figure: Figure, allowed_gb: set[float], allowed_gib: set[float]) -> bool:

@@ -12,6 +12,8 @@ calculations and passages to the guardrail without any module-level state.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import logging
 import threading
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field
 
 from assistant.schemas import Source, Step, StepEvent, TextDelta
@@ -236,6 +239,17 @@ def build_tools(log: ToolLog, store: Any | None) -> list[BaseTool]:
             args_schema=SearchArticlesArgs,
         ),
     ]
+
+
+@functools.cache
+def _tool_specs() -> tuple[dict[str, Any], ...]:
+    return tuple(convert_to_openai_tool(tool) for tool in build_tools(ToolLog(lang="en"), None))
+
+
+def tool_specs() -> list[dict[str, Any]]:
+    """The tools' OpenAI function schemas. They never change, so they are converted once: converting
+    the pydantic schemas on every model call costs about 10 ms each time."""
+    return copy.deepcopy(list(_tool_specs()))
 
 
 def sources_of(passages: list[Any]) -> list[Source]:

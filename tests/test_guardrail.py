@@ -145,3 +145,11 @@ def test_list_items_and_table_rows_are_removed_whole() -> None:
 )
 def test_number_readings(written: str, readings: tuple[tuple[float, int], ...]) -> None:
     assert _readings(written) == readings
+
+
+def test_a_figure_with_decimals_must_match_to_the_digit_shown() -> None:
+    result = calc()
+    near = round(result.total_gb + 0.5, 1)
+    assert f"{near} GB" not in enforce(f"The total is {near} GB.", [result], "en")
+    whole = round(result.total_gb)
+    assert enforce(f"The total is about {whole} GB.", [result], "en").startswith("The total is about")

@@ -1,0 +1,216 @@
+"""How long the assistant takes: offline answers, a cold `sizing ask`, and LLM mode's own overhead.
+
+Run from the repository root (no network, no model; about a minute on two cores):
+
+    .venv/bin/python benchmarks/latency.py            # everything
+    .venv/bin/python benchmarks/latency.py --runs 50  # more offline repetitions
+
+It prints three figures and the targets they are held to (nothing asserts them):
+
+1. Offline answer in-process, p50/p95 over a mixed es/en question set (target p95 <= 100 ms).
+   The article index is built first in a temporary data folder and the first answer is a
+   warm-up, so the figures are steady-state answers.
+2. `sizing ask "QUESTION"` as a cold process, median of several runs (target <= 2 s): what an
+   engineer waits for at the terminal, imports included.
+3. LLM mode against the OpenAI-compatible stub on loopback (tests/openai_stub.py), scripted as
+   a well-behaved model (one turn of tool calls, then an answer built from the tool results):
+   model calls per plain sizing question (target <= 2) and the app's own time per answer
+   outside the model calls (target <= 50 ms). "Inside a model call" is measured by a LangChain
+   callback from the chat model's start to its end, so client-side request building and the
+   loopback round trip count as model time; everything else (agent graph, tools, guardrail,
+   the service around them) is app time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+OFFLINE_QUESTIONS = [
+    "What GPU for a 70B?",
+    "¿Qué GPU necesito para un modelo de 70B?",
+    "Llama 3.1 70B at 4 bits with 32K context for 20 users",
+    "Qwen2.5 32B en FP16 para 10 usuarios concurrentes",
+    "Can I run Mistral 7B on an RTX 4090 de 24GB?",
+    "Llama 3.1 8B Q4_K_M on ollama, 8k context",
+    "¿Cabe un 70B en una L40S a 4 bits?",
+    "How much VRAM for 13b in int8 with 100 concurrent users?",
+    "gpt-oss 120b mxfp4 on an H100",
+    "What does quantization cost in quality?",
+    "¿Cuánta memoria ocupa la caché KV con 128k tokens?",
+    "2x80GB for a 70B at full precision?",
+]
+
+# (question, the calculate_vram arguments a model would send for it)
+LLM_QUESTIONS: list[tuple[str, dict[str, Any]]] = [
+    ("What GPU for Llama 3.1 70B at 4 bits?", {"model": "Llama 3.1 70B", "precision": "int4"}),
+    ("¿Qué GPU para un 70B en FP8 con 20 usuarios?", {"model": "70b", "precision": "fp8", "users": 20}),
+    ("Qwen2.5 32B at bf16, 32k context", {"model": "qwen2.5:32b", "precision": "bf16", "context": 32768}),
+    ("Mistral 7B on an RTX 4090?", {"model": "mistral 7b", "precision": "bf16", "gpu": "rtx-4090"}),
+    ("Llama 3.1 8B Q4_K_M on ollama", {"model": "llama3.1:8b", "precision": "q4_k_m", "engine": "ollama"}),
+    ("¿Un 13B en int8 para 50 usuarios?", {"model": "13b", "precision": "int8", "users": 50}),
+]
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def offline_figures(settings: Any, runs: int) -> list[float]:
+    from assistant.service import build_assistant
+
+    assistant = build_assistant(settings)
+    assistant.answer(OFFLINE_QUESTIONS[0])  # builds the index if missing; not measured
+    timings = []
+    for _ in range(runs):
+        for question in OFFLINE_QUESTIONS:
+            started = time.perf_counter()
+            assistant.answer(question)
+            timings.append((time.perf_counter() - started) * 1000)
+    return timings
+
+
+def cold_cli_figures(data_dir: Path, runs: int) -> list[float]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SIZING_")}
+    env["SIZING_DATA_DIR"] = str(data_dir)
+    sizing = ROOT / ".venv" / "bin" / "sizing"
+    command = [str(sizing), "ask", "What GPU for a 70B at 4 bits?"]
+    timings = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        finished = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        timings.append(time.perf_counter() - started)
+        if finished.returncode != 0:
+            raise SystemExit(f"sizing ask failed: {finished.stderr.strip()}")
+    return timings
+
+
+class ModelCallTimer:
+    """A LangChain callback adding up the wall time between each chat-model start and end."""
+
+    def __init__(self) -> None:
+        from langchain_core.callbacks import BaseCallbackHandler
+
+        timer = self
+
+        class Handler(BaseCallbackHandler):
+            def on_chat_model_start(
+                self, serialized: Any, messages: Any, *, run_id: UUID, **kwargs: Any
+            ) -> None:
+                timer.started[run_id] = time.perf_counter()
+
+            def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
+                timer.seconds += time.perf_counter() - timer.started.pop(run_id, time.perf_counter())
+
+            def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+                self.on_llm_end(None, run_id=run_id)
+
+        self.started: dict[UUID, float] = {}
+        self.seconds = 0.0
+        self.handler = Handler()
+
+
+def well_behaved_model(questions: dict[str, dict[str, Any]]) -> Any:
+    """A stub script: tool calls on the first turn, then an answer made from the tool's JSON."""
+    from tests.openai_stub import text, tool_call
+
+    def reply(request: dict[str, Any]) -> Any:
+        messages = request["messages"]
+        results = [json.loads(m["content"]) for m in messages if m["role"] == "tool"]
+        if not results:
+            return tool_call([("calculate_vram", questions[messages[-1]["content"]])])
+        parts = []
+        for result in results:
+            parts.append(
+                f"Weights {result['weights_gb']} GB, total {result['total_gb']} GB. {result['recommendation']}"
+            )
+            parts += [f"- {line}" for line in result["arithmetic"]]
+            if result.get("caveat"):
+                parts.append(result["caveat"])
+        return text("\n".join(parts), chunk_chars=16)
+
+    return reply
+
+
+def llm_figures(settings_fields: dict[str, Any], runs: int) -> tuple[list[int], list[float], list[float]]:
+    from assistant.agent import build_chat_model
+    from assistant.service import build_assistant
+    from assistant.settings import Settings
+    from tests.openai_stub import StubOpenAI
+
+    calls: list[int] = []
+    app_ms: list[float] = []
+    total_ms: list[float] = []
+    script = well_behaved_model(dict(LLM_QUESTIONS))
+    with StubOpenAI(script) as stub:
+        settings = Settings(llm_base_url=stub.url, llm_model="stub-model", **settings_fields)
+        timer = ModelCallTimer()
+        chat_model = build_chat_model(settings).model_copy(update={"callbacks": [timer.handler]})
+        assistant = build_assistant(settings, chat_model=chat_model)
+        assistant.answer(LLM_QUESTIONS[0][0])  # warm-up: imports, graph code paths, index
+        for _ in range(runs):
+            for question, _args in LLM_QUESTIONS:
+                served_before = len(stub.requests)
+                timer.seconds = 0.0
+                started = time.perf_counter()
+                reply = assistant.answer(question)
+                elapsed = time.perf_counter() - started
+                if reply.mode != "llm":
+                    raise SystemExit(f"LLM mode fell back for {question!r}: {reply.notice}")
+                calls.append(len(stub.requests) - served_before)
+                total_ms.append(elapsed * 1000)
+                app_ms.append((elapsed - timer.seconds) * 1000)
+    return calls, app_ms, total_ms
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10, help="repetitions of each question set (default 10)")
+    parser.add_argument("--cli-runs", type=int, default=5, help="cold `sizing ask` processes (default 5)")
+    arguments = parser.parse_args()
+
+    from assistant.settings import Settings
+
+    with tempfile.TemporaryDirectory(prefix="sizing-latency-") as folder:
+        data_dir = Path(folder)
+        fields: dict[str, Any] = {"data_dir": data_dir}
+        offline = offline_figures(Settings(**fields), arguments.runs)
+        print(
+            f"offline answer, in-process ({len(offline)} answers): "
+            f"p50 {percentile(offline, 0.5):.1f} ms, p95 {percentile(offline, 0.95):.1f} ms "
+            f"(target p95 <= 100 ms)"
+        )
+        cold = cold_cli_figures(data_dir, arguments.cli_runs)
+        print(
+            f"`sizing ask` cold process ({len(cold)} runs): median {statistics.median(cold):.2f} s, "
+            f"max {max(cold):.2f} s (target median <= 2 s)"
+        )
+        calls, app_ms, total_ms = llm_figures(fields, arguments.runs)
+        print(
+            f"LLM mode vs stub ({len(calls)} plain sizing questions): model calls per question "
+            f"max {max(calls)}, mean {statistics.mean(calls):.2f} (target <= 2)"
+        )
+        print(
+            f"LLM mode app time outside model calls: p50 {percentile(app_ms, 0.5):.1f} ms, "
+            f"p95 {percentile(app_ms, 0.95):.1f} ms (target <= 50 ms); "
+            f"whole answer p50 {percentile(total_ms, 0.5):.1f} ms"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
