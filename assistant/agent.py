@@ -31,6 +31,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.exceptions import ModelError, OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, HumanMessage
+from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from assistant.errors import (
@@ -121,8 +122,9 @@ class _RunLimits(AgentMiddleware):  # type: ignore[type-arg]
         if _is_openai_client(request.model):
             # One deadline for the whole run: each call gets only the time that is left. The tool
             # schemas go as ready-made dicts (the same the tools would convert to, every call).
+            specs: list[BaseTool | dict[str, Any]] = [*tool_specs()]
             request = request.override(
-                tools=tool_specs(), model_settings={**request.model_settings, "timeout": remaining}
+                tools=specs, model_settings={**request.model_settings, "timeout": remaining}
             )
         title = step_title(self.log.lang, "model", self.calls)
         self.log.emit(Step(kind="model", title=title, status="running"))

@@ -306,9 +306,10 @@ def _states_verdict(answer: str, result: SizingResult) -> bool:
     squashed = _squash(answer)
     if result.recommended is None:
         return any(negated for negated in _fit_claims(answer))
-    option = next(
-        (o for o in result.options if result.recommended in (o.card_class, o.card)),
-        None,
+    # "l40s:2" recommends the option whose card is "l40s"; failing a match, the first that fits.
+    wanted = {result.recommended, result.recommended.split(":")[0]}
+    option = next((o for o in result.options if {o.card_class, o.card} & wanted), None) or next(
+        (o for o in result.options if o.fits), None
     )
     names = {result.recommended}
     if option is not None:

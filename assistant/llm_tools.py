@@ -39,6 +39,8 @@ PASSAGES_PER_SEARCH = 3
 _STEP_TITLES = {
     "en": {
         "calculate": "Calculator: {what}",
+        "calculated": "weights {weights} GB, total {total} GB",
+        "users": "{users} concurrent",
         "cards": "Card classes",
         "search": "Searching the articles: {what}",
         "search_failed": "Sources unavailable",
@@ -46,6 +48,8 @@ _STEP_TITLES = {
     },
     "es": {
         "calculate": "Calculadora: {what}",
+        "calculated": "pesos {weights} GB, total {total} GB",
+        "users": "{users} concurrentes",
         "cards": "Clases de tarjeta",
         "search": "Buscando en los artículos: {what}",
         "search_failed": "Fuentes no disponibles",
@@ -54,9 +58,9 @@ _STEP_TITLES = {
 }
 
 
-def step_title(lang: str, key: str, what: object = "") -> str:
+def step_title(lang: str, key: str, what: object = "", **fields: object) -> str:
     titles = _STEP_TITLES.get(lang, _STEP_TITLES["en"])
-    return titles[key].format(what=what)
+    return titles[key].format(what=what, **fields)
 
 
 @dataclass
@@ -108,7 +112,10 @@ class CalculateVramArgs(BaseModel):
     engine: str | None = Field(default=None, description=f"Serving engine, one of: {_describe(ENGINES)}.")
     gpu: str | None = Field(
         default=None,
-        description="A card to check, optionally with a count ('l40s', 'h100-80gb:2'). Omit to compare card classes.",
+        description=(
+            "A card ('l40s', 'h100', 'rtx 4090'), optionally with a count ('l40s:2'), or a card class "
+            "('48gb', '2x80gb'). Omit to compare the card classes."
+        ),
     )
     kv_dtype: str | None = Field(
         default=None, description=f"KV-cache dtype, one of: {_describe(KV_DTYPES)}. Omit for 16-bit."
@@ -141,7 +148,8 @@ def build_tools(log: ToolLog, store: Any | None) -> list[BaseTool]:
         gpu: str | None = None,
         kv_dtype: str | None = None,
     ) -> str:
-        what = f"{model} · {precision} · {context} tokens · {users}"
+        users_text = step_title(lang, "users", users=users)
+        what = f"{model} · {precision} · {context:,} tokens · {users_text}"
         log.emit(Step(kind="calculate", title=step_title(lang, "calculate", what), status="running"))
         try:
             # Unset optional arguments keep the calculator's own defaults.
@@ -165,7 +173,7 @@ def build_tools(log: ToolLog, store: Any | None) -> list[BaseTool]:
             Step(
                 kind="calculate",
                 title=step_title(lang, "calculate", what),
-                detail=f"{result.weights_gb} GB + … = {result.total_gb} GB",
+                detail=step_title(lang, "calculated", weights=result.weights_gb, total=result.total_gb),
                 status="done",
             )
         )
