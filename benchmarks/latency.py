@@ -185,6 +185,8 @@ def main() -> int:
 
     from assistant.settings import Settings
 
+    # Wall-clock figures mean little on a busy machine; say how busy it was.
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
     with tempfile.TemporaryDirectory(prefix="sizing-latency-") as folder:
         data_dir = Path(folder)
         fields: dict[str, Any] = {"data_dir": data_dir}
@@ -209,6 +211,7 @@ def main() -> int:
             f"p95 {percentile(app_ms, 0.95):.1f} ms (target <= 50 ms); "
             f"whole answer p50 {percentile(total_ms, 0.5):.1f} ms"
         )
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
     return 0
 
 

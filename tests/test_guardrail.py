@@ -153,3 +153,11 @@ def test_a_figure_with_decimals_must_match_to_the_digit_shown() -> None:
     assert f"{near} GB" not in enforce(f"The total is {near} GB.", [result], "en")
     whole = round(result.total_gb)
     assert enforce(f"The total is about {whole} GB.", [result], "en").startswith("The total is about")
+
+
+def test_spanish_claim_that_it_fits_where_it_cannot() -> None:
+    result = calc(precision="bf16", lang="es")
+    report = check("¡Claro! Sí, cabe en una sola L40S. No cabe en una RTX 4090, eso sí.", [result], "es")
+    assert report.removed == ["Sí, cabe en una sola L40S."]
+    assert "No cabe en una RTX 4090" in report.answer
+    assert result.recommendation in report.answer
