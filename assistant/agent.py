@@ -141,7 +141,10 @@ class _RunLimits(AgentMiddleware):  # type: ignore[type-arg]
                 )
         last = response.result[-1] if response.result else None
         tool_calls = len(last.tool_calls) if isinstance(last, AIMessage) else 0
-        detail = f"{tool_calls} tool call(s)" if tool_calls else "answer"
+        lang = self.log.lang
+        detail = (
+            step_title(lang, "model_tools", tool_calls) if tool_calls else step_title(lang, "model_answer")
+        )
         self.log.emit(Step(kind="model", title=title, detail=detail, status="done"))
         return response
 

@@ -45,6 +45,8 @@ _STEP_TITLES = {
         "search": "Searching the articles: {what}",
         "search_failed": "Sources unavailable",
         "model": "Language model, call {what}",
+        "model_tools": "asked for {what} tool call(s)",
+        "model_answer": "answered",
     },
     "es": {
         "calculate": "Calculadora: {what}",
@@ -54,6 +56,8 @@ _STEP_TITLES = {
         "search": "Buscando en los artículos: {what}",
         "search_failed": "Fuentes no disponibles",
         "model": "Modelo de lenguaje, llamada {what}",
+        "model_tools": "pidió {what} llamada(s) a herramientas",
+        "model_answer": "respondió",
     },
 }
 
