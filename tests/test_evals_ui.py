@@ -1,0 +1,113 @@
+"""The Compare tab: its handlers (plain functions) against stub endpoints, and that it builds."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import gradio as gr
+import pytest
+
+from assistant.evals.errors import EvalOptionError, TaskFileError
+from assistant.evals.ui import (
+    EXAMPLE_TASKS,
+    TABLE_HEADERS,
+    UI_MAX_TASKS,
+    CompareForm,
+    build_compare_tab,
+    plan_from_form,
+    run_compare_form,
+    tasks_from_form,
+)
+from assistant.settings import Settings
+from tests.evals_support import TASKS, failing_stub, right_stub, write_tasks, wrong_stub
+
+
+@pytest.fixture()
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "data", llm_timeout=5)
+
+
+def _jsonl(tasks: list[dict[str, object]]) -> str:
+    return "\n".join(json.dumps(task) for task in tasks)
+
+
+def test_tasks_from_text_or_upload(tmp_path: Path) -> None:
+    assert len(tasks_from_form(_jsonl(TASKS), None)) == len(TASKS)
+    uploaded = write_tasks(tmp_path, TASKS[:2])
+    assert [t.key for t in tasks_from_form("ignored when a file is given", str(uploaded))] == [
+        "card",
+        "route",
+    ]
+    assert len(tasks_from_form(EXAMPLE_TASKS, None)) == 2  # the tab's placeholder tasks are valid
+    with pytest.raises(TaskFileError, match="paste JSONL tasks or upload"):
+        tasks_from_form("  ", None)
+    with pytest.raises(TaskFileError, match=r"^tasks:1: not valid JSON"):
+        tasks_from_form("{oops", None)
+    too_many = _jsonl([{"prompt": f"q{i}"} for i in range(UI_MAX_TASKS + 1)])
+    with pytest.raises(TaskFileError, match="use `sizing compare` for more"):
+        tasks_from_form(too_many, None)
+
+
+def test_form_problems_are_typed_errors(settings: Settings) -> None:
+    form = CompareForm("http://127.0.0.1:9/v1", "a", "", "b", task_text=_jsonl(TASKS))
+    with pytest.raises(EvalOptionError, match="B URL is empty"):
+        plan_from_form(form, settings)
+    form = CompareForm(
+        "http://127.0.0.1:9/v1", "a", "http://127.0.0.1:9/v1", "b", _jsonl(TASKS), judge_url="http://x"
+    )
+    with pytest.raises(EvalOptionError, match="judge URL and the judge model"):
+        plan_from_form(form, settings)
+    judged = _jsonl([{"prompt": "explain", "scorer": "judge"}])
+    form = CompareForm("http://127.0.0.1:9/v1", "a", "http://127.0.0.1:9/v1", "b", judged)
+    with pytest.raises(EvalOptionError, match="no judge was given"):
+        plan_from_form(form, settings)
+
+
+def test_run_streams_the_side_by_side_table(settings: Settings) -> None:
+    with right_stub() as a, wrong_stub() as b:
+        form = CompareForm(
+            a.url, " model-bf16 ", b.url, "model-int4", task_text=_jsonl(TASKS), api_key="sk-x"
+        )
+        updates = list(run_compare_form(form, settings))
+        assert {r["model"] for r in a.requests} == {"model-bf16"}
+    assert updates[0] == (f"Running {len(TASKS)} task(s) against both endpoints…", [])
+    assert [len(rows) for _, rows in updates[1:-1]] == list(range(1, len(TASKS) + 1))
+    summary, rows = updates[-1]
+    assert summary.startswith("# Compare: A = model-bf16 vs B = model-int4")
+    assert "| score (mean over scored tasks) | 1.00 | 0.00 |" in summary
+    assert all(len(row) == len(TABLE_HEADERS) for row in rows)
+    route = next(row for row in rows if row[1] == "Route: 'my invoice is wrong'")
+    assert route == [
+        "2",
+        "Route: 'my invoice is wrong'",
+        "exact",
+        "Billing",
+        "1.00",
+        "I do not know.",
+        "0.00",
+    ]
+
+
+def test_failing_endpoint_shows_in_the_table(settings: Settings) -> None:
+    with right_stub() as a, failing_stub() as b:
+        form = CompareForm(a.url, "a", b.url, "b", task_text=_jsonl(TASKS[:1]))
+        _, rows = list(run_compare_form(form, settings))[-1]
+    assert rows[0][5] == "[failed: HTTP 500: the GPU caught fire]" and rows[0][6] == "0.00"
+
+
+def test_the_tab_builds_inside_the_callers_blocks(settings: Settings) -> None:
+    async def build() -> gr.Blocks:
+        # Inside a running loop: outside one, Gradio 6 opens event loops it never closes
+        # (gradio.utils.safe_get_lock), which the suite's warnings-as-errors would report.
+        with gr.Blocks() as demo, gr.Tab("Compare"):
+            build_compare_tab(settings)
+        return demo
+
+    demo = asyncio.run(build())
+    labels = {getattr(block, "label", None) for block in demo.blocks.values()}
+    assert {"A: endpoint URL", "B: model", "Tasks (JSONL, one per line)", "Side by side"} <= labels
+    table = next(b for b in demo.blocks.values() if isinstance(b, gr.Dataframe))
+    assert table.datatype == "str"  # answers are shown as text, never rendered as HTML
+    assert any(isinstance(b, gr.Button) for b in demo.blocks.values())
