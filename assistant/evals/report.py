@@ -15,6 +15,7 @@ from assistant.evals.compare import CompareReport, SideSummary, TaskResult
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5rem;color:#1b1b1b}
 table{border-collapse:collapse;width:100%;margin-bottom:1.5rem}
+table.totals{width:auto;min-width:40%}
 th,td{border:1px solid #ccc;padding:.4rem .5rem;vertical-align:top;text-align:left}
 th{background:#f2f2f2}
 td.answer{width:38%}
@@ -121,7 +122,7 @@ def render_html(report: CompareReport) -> str:
         + (f"<br>Judge: <code>{escape(report.judge)}</code>" if report.judge else "")
         + f"<br>Finished {escape(report.finished_at)}</p>",
         _interrupted_notice(report),
-        "<h2>Totals</h2><table><tr><th></th><th>A</th><th>B</th></tr>",
+        '<h2>Totals</h2><table class="totals"><tr><th></th><th>A</th><th>B</th></tr>',
     ]
     for name, a_value, b_value in _summary_rows(report):
         head.append(f"<tr><th>{escape(name)}</th><td>{escape(a_value)}</td><td>{escape(b_value)}</td></tr>")
