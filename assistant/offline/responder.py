@@ -9,6 +9,7 @@ fallback of LLM mode. Deterministic: the same message and state give the same an
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -33,6 +34,11 @@ log = logging.getLogger("sizing.offline")
 
 # Article sections cited per answer: enough to ground it, few enough to read.
 SOURCES_PER_ANSWER = 3
+# Cited sections are looked up again after this long, so a re-ingested index shows up.
+SEARCH_CACHE_SECONDS = 600.0
+SEARCH_CACHE_SIZE = 256
+# Models of this size class also cite the article's 70B worked example (params in billions).
+SEVENTY_B_CLASS = (60.0, 80.0)
 # The model of a FAQ's worked example is computed at the calculator's defaults.
 EXAMPLE_PRECISIONS = ("bf16", "int8", "int4")
 
@@ -70,6 +76,9 @@ class OfflineResponder:
 
     def __init__(self, store: SearchableStore | None) -> None:
         self.store = store
+        # (topic query, language) -> (when, passages). Offline answers cite by topic, so a handful
+        # of queries cover every answer; embedding a query costs far more than the rest of an answer.
+        self._found: dict[tuple[str, str], tuple[float, Sequence[PassageLike]]] = {}
 
     def respond(
         self,
@@ -126,7 +135,7 @@ class OfflineResponder:
                 )
                 calculations.extend(outcome.shown)
                 hint = "search_quantized" if any(r.below_16_bit for r in outcome.shown) else "search_sizing"
-                search_query = search_query or f"{message} {words[hint]}"
+                search_query = search_query or topic_query(words[hint], outcome.shown)
             else:
                 parts.append(outcome)
             missing = merged.missing_slots()
@@ -195,7 +204,15 @@ class OfflineResponder:
             record(Step(kind="search", title=words.step("search_failed"), status="error"))
             return None
         try:
-            passages = self.store.search(query, k=SOURCES_PER_ANSWER, lang=language)
+            key = (query, language)
+            cached = self._found.get(key)
+            if cached and time.monotonic() - cached[0] < SEARCH_CACHE_SECONDS:
+                passages: Sequence[PassageLike] = cached[1]
+            else:
+                passages = self.store.search(query, k=SOURCES_PER_ANSWER, lang=language)
+                if len(self._found) >= SEARCH_CACHE_SIZE:
+                    self._found.clear()
+                self._found[key] = (time.monotonic(), passages)
         except Exception as error:  # KnowledgeError, or a broken index: the answer goes on without sources
             log.warning("article search failed: %s", error)
             record(
@@ -243,3 +260,15 @@ def slot_summary(state: ConversationState) -> str:
         if getattr(state, name) is not None
     ]
     return " · ".join(known) or "—"
+
+
+def topic_query(base: str, results: Sequence[SizingResult]) -> str:
+    """The article query for a sizing answer: its topics, not the visitor's words.
+
+    The offline answer's text is fixed by its topics (the arithmetic, card classes, what
+    quantization costs), so those are what it cites; the visitor's wording would only add noise.
+    """
+    low, high = SEVENTY_B_CLASS
+    if any(low <= result.model.params / 1e9 <= high for result in results):
+        return f"{base} 70B"
+    return base

@@ -9,6 +9,7 @@ Used by the offline responder and by the service when an LLM never called the ca
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from assistant.offline.understanding import Understanding, catalog
 from assistant.schemas import ConversationState, Language
@@ -129,9 +130,19 @@ def plan_sizing(
 
 def run_plan(plan: SizingPlan) -> Calculations:
     """Calculate every request of the plan. Raises SizingError subclasses on impossible input."""
-    by_class = [calculate_vram(request) for request in plan.requests(on_card=False)]
-    on_card = [calculate_vram(request) for request in plan.requests()] if plan.gpu else []
+    by_class = [calculate(request) for request in plan.requests(on_card=False)]
+    on_card = [calculate(request) for request in plan.requests()] if plan.gpu else []
     return Calculations(plan=plan, on_card=on_card, by_class=by_class)
+
+
+def calculate(request: SizingRequest) -> SizingResult:
+    """`calculate_vram`, remembered: the calculator is pure and many visitors ask the same thing."""
+    return _calculate_json(request.model_dump_json()).model_copy(deep=True)
+
+
+@lru_cache(maxsize=512)
+def _calculate_json(request_json: str) -> SizingResult:
+    return calculate_vram(SizingRequest.model_validate_json(request_json))
 
 
 def is_sizing_question(reading: Understanding, state: ConversationState) -> bool:
