@@ -138,6 +138,7 @@ def test_compare_sends_the_key_from_the_named_variable(tmp_path: Path) -> None:
     assert "sk-test-123" not in proc.stdout  # never echoed
 
 
+@pytest.mark.slow
 def test_compare_refuses_to_clobber_results_and_resumes_after_an_interrupt(tmp_path: Path) -> None:
     tasks = write_tasks(tmp_path)
     results = tmp_path / "compare-report.results.jsonl"
