@@ -142,8 +142,10 @@ class Lexicon:
 def load_yaml(name: str) -> Any:
     import yaml  # only the offline path needs it
 
+    # libyaml's loader when the wheel has it: several times faster on a cold start.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with (DATA_DIR / name).open(encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+        return yaml.load(handle, Loader=loader)
 
 
 @lru_cache(maxsize=1)
