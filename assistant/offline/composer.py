@@ -90,7 +90,7 @@ def _headline(result: SizingResult, class_result: SizingResult, plan: SizingPlan
     return texts.fill(
         "headline_no_fit",
         option=option.label,
-        usable_gb=gb(option.usable_gb, texts),
+        short_gb=gb(-option.headroom_gb, texts),
         best=best_text,
         **common,
     ).strip()
