@@ -1,6 +1,6 @@
 """`sizing ask` and `sizing chat` end to end: the real console script in subprocesses.
 
-One small article index (one article pair) is built once for the module with `sizing ingest`
+One small article index (an article pair written here) is built once for the module with `sizing ingest`
 in a temporary data folder, so every question also exercises the real embedded retrieval.
 """
 
@@ -18,19 +18,58 @@ from tools import SizingRequest, calculate_vram
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZING = ROOT / ".venv" / "bin" / "sizing"
-ARTICLES = ROOT / "knowledge" / "articles"
-PAIR = (("en", "quantization-cost.md"), ("es", "coste-de-la-cuantizacion.md"))
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+# A small article pair written for these tests (the article format is the knowledge contract).
+ARTICLE_PAIR = {
+    "en/quantization-cost.md": """---
+title: What quantization costs
+lang: en
+slug: quantization-cost
+translation_of: coste-cuantizacion
+---
+Quantization trades precision for memory.
+
+## The cost is workload-dependent
+
+A 4-bit model may answer some tasks as well as the 16-bit one and others worse; measure it.
+
+## Measure it on your own tasks
+
+Run both versions side by side on your own tasks and compare the answers.
+""",
+    "es/coste-cuantizacion.md": """---
+title: Lo que cuesta la cuantización
+lang: es
+slug: coste-cuantizacion
+translation_of: quantization-cost
+---
+La cuantización cambia precisión por memoria.
+
+## El coste depende de la carga de trabajo
+
+Un modelo a 4 bits puede responder algunas tareas igual que el de 16 bits y otras peor; mídalo.
+
+## Mídalo en sus propias tareas
+
+Ejecute las dos versiones lado a lado sobre sus tareas y compare las respuestas.
+""",
+}
+
+
+def write_articles(folder: Path) -> Path:
+    for relative, text in ARTICLE_PAIR.items():
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        (folder / relative).write_text(text, "utf-8")
+    return folder
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     home = tmp_path_factory.mktemp("sizing-ask")
-    articles = home / "articles"
-    for lang, name in PAIR:
-        (articles / lang).mkdir(parents=True)
-        (articles / lang / name).write_text((ARTICLES / lang / name).read_text("utf-8"), "utf-8")
+    articles = write_articles(home / "articles")
     environment = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(home),
