@@ -7,10 +7,11 @@ Against an app that is already running (e.g. the compose stack or a port-forward
 Options: --sessions 50 --messages 5 (defaults), --json for one machine-readable line.
 
 Each session is one gradio_client.Client (its own session hash, so its own gr.State on the
-server, like one browser tab) sending --messages sizing questions one after another through
-the app's `chat` API; all sessions start together. A reply counts as an error when the call
-raises or the answer lacks the arithmetic (every question here is a sizing question, and the
-product promises every such answer carries GB figures). Prints p50/p95/max latency per
+server, like one browser tab) holding a sizing conversation of --messages turns through the
+app's `chat` API; all sessions start together. A reply counts as an error when the call
+raises, the answer lacks GB figures (every question is a sizing question), or it does not
+name the model the session is talking about (follow-ups name none, so this also catches a
+conversation state served to the wrong session). Prints p50/p95/max latency per
 message, throughput and errors; exits 1 when any message failed. Target: 0 errors and
 p95 <= 3 s with the server on 2 cores (client and server share the machine when started here).
 Only loopback or the --url you give is contacted; the started server ignores SIZING_* from the
@@ -38,16 +39,25 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# A sizing conversation as visitors hold it: English and Spanish, a follow-up that relies on
-# the session remembering the model, and questions that need retrieval and the calculator.
-# Session n starts at message n % len(CONVERSATION), so concurrent sessions ask different things.
+# A sizing conversation as visitors hold it, in English and Spanish. Session n talks about
+# SESSION_MODELS[n % len]: messages 2 and 3 name no model, so a correct answer shows that the
+# server kept THIS session's conversation (a state mixed up between sessions names another
+# model). Message 4 asks about a different model, message 5 returns to the session's own.
+SESSION_MODELS = (
+    "Qwen2.5 14B",
+    "Mistral 7B",
+    "Llama 3.1 70B",
+    "Qwen2.5 32B",
+    "Gemma 2 27B",
+    "Llama 3.1 8B",
+    "Mixtral 8x7B",
+)
 CONVERSATION = (
-    "What GPU do I need to serve Llama 3.1 70B?",
-    "And for 16 concurrent users at 8k context?",
-    "¿Qué tarjeta necesito para Qwen2.5 32B en fp8?",
-    "How much VRAM does a 13B model need with a 32k context?",
-    "¿Cuánta memoria hace falta para Mistral 7B en int4 con 4 usuarios?",
-    "Will Llama 3.1 8B fit on a 24 GB card in bf16?",
+    ("What GPU do I need to serve {own}?", "own"),
+    ("And for 16 concurrent users at 8k context?", "own"),
+    ("¿Y si lo cuantizo a int4?", "own"),
+    ("¿Cuánta VRAM necesita {other} con 32k de contexto?", "other"),
+    ("Will {own} fit on a 24 GB card in bf16?", "own"),
 )
 # Every answer to a sizing question carries its arithmetic in GB (decimal, as the engine prints).
 ARITHMETIC = re.compile(r"\d\s*GB\b")
@@ -83,7 +93,7 @@ def wait_until_healthy(url: str, server: subprocess.Popen[bytes], log_path: Path
 
 
 @contextmanager
-def started_app() -> Iterator[str]:
+def started_app(omp_threads: int) -> Iterator[str]:
     """An offline `sizing serve` on a free loopback port with its own data folder; yields its URL."""
     sizing = Path(sys.executable).parent / "sizing"
     if not sizing.exists():
@@ -93,6 +103,8 @@ def started_app() -> Iterator[str]:
     # shapes (a Chroma server, an LLM) are measured with --url against them.
     env = {name: value for name, value in os.environ.items() if not name.startswith("SIZING_")}
     env["SIZING_DATA_DIR"] = str(workdir / "data")
+    # As deploy/Dockerfile sets it (see the reason there); --omp-threads measures other values.
+    env["OMP_NUM_THREADS"] = str(omp_threads)
     env["GRADIO_ANALYTICS_ENABLED"] = "False"
     # Like the container image: the index is built before serving, not by the first visitor.
     subprocess.run([str(sizing), "ingest"], env=env, check=True, capture_output=True, timeout=600)
@@ -119,6 +131,17 @@ def started_app() -> Iterator[str]:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def session_message(number: int, turn: int) -> tuple[str, str]:
+    """The turn-th message of session `number`, and the model name its answer must show."""
+    from tools import resolve_model
+
+    own = SESSION_MODELS[number % len(SESSION_MODELS)]
+    other = SESSION_MODELS[(number + 3) % len(SESSION_MODELS)]
+    template, subject = CONVERSATION[turn % len(CONVERSATION)]
+    message = template.format(own=own, other=other)
+    return message, resolve_model(own if subject == "own" else other).name
+
+
 def run_session(
     url: str, number: int, messages: int, start: threading.Barrier, timeout: float
 ) -> SessionOutcome:
@@ -141,7 +164,7 @@ def run_session(
     with suppress(threading.BrokenBarrierError):
         start.wait(timeout=SERVER_START_SECONDS)
     for turn in range(messages):
-        message = CONVERSATION[(number + turn) % len(CONVERSATION)]
+        message, expected_model = session_message(number, turn)
         began = time.perf_counter()
         try:
             answer = client.predict(message, api_name="/chat")
@@ -149,9 +172,10 @@ def run_session(
             outcome.errors.append(f"session {number} message {turn + 1}: {type(exc).__name__}: {exc}")
             continue
         outcome.latencies.append(time.perf_counter() - began)
-        if not isinstance(answer, str) or not ARITHMETIC.search(answer):
+        if not isinstance(answer, str) or not ARITHMETIC.search(answer) or expected_model not in answer:
             outcome.errors.append(
-                f"session {number} message {turn + 1}: no arithmetic in {str(answer)[:200]!r}"
+                f"session {number} message {turn + 1}: expected {expected_model} and GB figures, "
+                f"got {str(answer)[:200]!r}"
             )
     client.close()
     return outcome
@@ -172,12 +196,15 @@ def drive(url: str, sessions: int, messages: int, timeout: float) -> dict[str, o
         outcomes[number] = run_session(url, number, messages, start, timeout)
 
     threads = [threading.Thread(target=worker, args=(n,), name=f"session-{n}") for n in range(sessions)]
+    # The load generator shares the machine with a server started here: report what it used.
+    client_cpu_before = time.process_time()
     began = time.perf_counter()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     wall = time.perf_counter() - began
+    client_cpu = time.process_time() - client_cpu_before
     latencies = [latency for outcome in outcomes for latency in outcome.latencies]
     errors = [error for outcome in outcomes for error in outcome.errors]
     report: dict[str, object] = {
@@ -193,6 +220,8 @@ def drive(url: str, sessions: int, messages: int, timeout: float) -> dict[str, o
         "wall_s": round(wall, 1),
         "messages_per_s": round(len(latencies) / wall, 2) if wall else None,
         "cpus": os.cpu_count(),
+        "client_cpu_s": round(client_cpu, 1),
+        "load_average_1min": round(os.getloadavg()[0], 1),
         "error_samples": errors[:5],
     }
     return report
@@ -204,6 +233,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=50, help="concurrent sessions (default 50)")
     parser.add_argument("--messages", type=int, default=5, help="messages per session (default 5)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds one message may take")
+    parser.add_argument(
+        "--omp-threads",
+        type=int,
+        default=1,
+        help="OMP_NUM_THREADS of the started app (default 1, as the image)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as one JSON line")
     args = parser.parse_args(argv)
     if args.sessions < 1 or args.messages < 1:
@@ -212,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.url:
         report = drive(args.url.rstrip("/"), args.sessions, args.messages, args.timeout)
     else:
-        with started_app() as url:
+        with started_app(args.omp_threads) as url:
             report = drive(url, args.sessions, args.messages, args.timeout)
 
     if args.json:
@@ -223,6 +258,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"answered      {report['answered']} / {report['messages']}   errors {report['errors']}")
         print(f"latency       p50 {report['p50_s']} s   p95 {report['p95_s']} s   max {report['max_s']} s")
         print(f"throughput    {report['messages_per_s']} messages/s over {report['wall_s']} s")
+        print(
+            f"machine       client used {report['client_cpu_s']} CPU-s; 1-min load average at the end "
+            f"{report['load_average_1min']} (other processes share these CPUs)"
+        )
         p95 = report["p95_s"]
         met = report["errors"] == 0 and isinstance(p95, float) and p95 <= TARGET_P95_SECONDS
         print(f"target        0 errors, p95 <= {TARGET_P95_SECONDS} s: {'met' if met else 'NOT met'}")

@@ -101,6 +101,12 @@ def test_knowledge_index_is_built_into_the_data_dir_as_the_serving_user() -> Non
     assert "SIZING_CHROMA_URL" not in env
 
 
+def test_embedding_threads_are_pinned_to_one() -> None:
+    # OpenMP would start one thread per node core in a pod with a 1-2 core quota (reason in the Dockerfile).
+    env = " ".join(i.arguments for i in final_stage() if i.keyword == "ENV")
+    assert "OMP_NUM_THREADS=1" in env.split()
+
+
 def test_serves_on_all_interfaces_and_probes_healthz_without_curl() -> None:
     stage = final_stage()
     cmd = [i for i in stage if i.keyword == "CMD"]
