@@ -31,9 +31,9 @@ log = logging.getLogger("sizing.knowledge")
 
 SHIPPED_ARTICLES = Path(__file__).resolve().parent / "articles"
 LANGUAGES = ("en", "es")
-# How many nearest sections Chroma returns before the hybrid re-ranking; the shipped articles have
-# about 120 sections in all, so this covers every plausible match while keeping queries cheap.
-CANDIDATES = 48
+# Nearest sections Chroma returns per language before the hybrid re-ranking; the shipped articles
+# have about 70 sections per language, so this covers every plausible match while staying cheap.
+CANDIDATES = 60
 # Chroma's own rule for collection names, checked early so a typo is a clear error, not a broken index.
 _COLLECTION_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]")
 # Sections embedded per call during ingestion: bounds memory on large article sets.
@@ -101,6 +101,8 @@ class ArticleStore:
         self._collection: Collection | None = None
         self._ready = False
         self._lock = threading.RLock()
+        # Keyword overrides for knowledge.ranking.rank, for benchmarks comparing ranking variants.
+        self.ranking_options: dict[str, Any] = {}
 
     @property
     def location(self) -> str:
@@ -336,30 +338,36 @@ class ArticleStore:
     def _search(self, query: str, k: int, lang: str | None) -> list[Passage]:
         collection = self._open_collection()
         query_embedding = self.embedding_function.embed_query([query])
-        found = collection.query(
-            query_embeddings=query_embedding,  # type: ignore[arg-type]
-            n_results=CANDIDATES,
-            include=["documents", "metadatas", "distances"],
-        )
-        ids = found["ids"][0]
-        documents = (found["documents"] or [[]])[0]
-        metadatas = (found["metadatas"] or [[]])[0]
-        distances = (found["distances"] or [[]])[0]
         by_id: dict[str, tuple[str, Any]] = {}
         candidates = []
-        for chunk_id, document, metadata, distance in zip(ids, documents, metadatas, distances, strict=True):
-            by_id[chunk_id] = (document or "", metadata or {})
-            candidates.append(
-                Candidate(
-                    id=chunk_id,
-                    text=f"{metadata.get('title', '')} {metadata.get('section', '')} {document}",
-                    lang=str(metadata.get("lang", "")),
-                    pair_key=str(metadata.get("pair_key", chunk_id)),
-                    similarity=1.0 - float(distance),  # cosine space: distance = 1 - similarity
-                )
+        # One query per language: similarities across languages run lower than within one, so a single
+        # query would be crowded by the question's own language and starve the translation pairing.
+        for language in LANGUAGES:
+            found = collection.query(
+                query_embeddings=query_embedding,  # type: ignore[arg-type]
+                n_results=CANDIDATES,
+                where={"lang": language},
+                include=["documents", "metadatas", "distances"],
             )
+            ids = found["ids"][0]
+            documents = (found["documents"] or [[]])[0]
+            metadatas = (found["metadatas"] or [[]])[0]
+            distances = (found["distances"] or [[]])[0]
+            for chunk_id, document, metadata, distance in zip(
+                ids, documents, metadatas, distances, strict=True
+            ):
+                by_id[chunk_id] = (document or "", metadata or {})
+                candidates.append(
+                    Candidate(
+                        id=chunk_id,
+                        text=f"{metadata.get('title', '')} {metadata.get('section', '')} {document}",
+                        lang=str(metadata.get("lang", "")),
+                        pair_key=str(metadata.get("pair_key", chunk_id)),
+                        similarity=1.0 - float(distance),  # cosine space: distance = 1 - similarity
+                    )
+                )
         passages = []
-        for ranked in rank(query, candidates, k=k, lang=lang):
+        for ranked in rank(query, candidates, k=k, lang=lang, **self.ranking_options):
             document, metadata = by_id[ranked.id]
             passages.append(
                 Passage(

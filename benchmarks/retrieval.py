@@ -1,0 +1,111 @@
+"""Retrieval benchmark: quality on the golden questions, query latency, cold ingest time.
+
+Run: `.venv/bin/python benchmarks/retrieval.py` (add `--variants` to compare ranking variants).
+Works offline in a temporary folder; never touches your real index.
+
+Prints recall@1, recall@3 and MRR on tests/golden/retrieval_questions.json (the set the ranking was
+tuned on) and tests/golden/retrieval_heldout.json (written afterwards, never tuned on); the p50/p95
+latency of `ArticleStore.search` in-process after warm-up; and the time of a cold `ingest()` of
+every shipped article (embedding model load included) and of an idempotent re-run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from knowledge.embeddings import MultilingualE5EmbeddingFunction  # noqa: E402
+from knowledge.evaluation import RetrievalScores, SectionKeys, evaluate, load_golden  # noqa: E402
+from knowledge.store import SHIPPED_ARTICLES, ArticleStore  # noqa: E402
+
+GOLDEN = ROOT / "tests" / "golden" / "retrieval_questions.json"
+HELDOUT = ROOT / "tests" / "golden" / "retrieval_heldout.json"
+WARM_UP_QUERIES = 10
+LATENCY_REPEATS = 3
+
+VARIANTS = {
+    "dense only": {"lexical_weight": 0.0, "pool_translations": False},
+    "dense + translation pooling": {"lexical_weight": 0.0, "pool_translations": True},
+    "lexical only (BM25)": {"lexical_weight": 1000.0, "pool_translations": False},
+    "shipped: dense + pooling + BM25 0.05": {},
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", action="store_true", help="also score the ranking variants")
+    args = parser.parse_args()
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"retrieval benchmark: {cores} cores, articles in {SHIPPED_ARTICLES.relative_to(ROOT)}")
+    with tempfile.TemporaryDirectory(prefix="sizing-retrieval-") as folder:
+        store = ArticleStore(
+            collection_name="benchmark",
+            articles_dir=SHIPPED_ARTICLES,
+            embedding_function=MultilingualE5EmbeddingFunction(),
+            chroma_path=Path(folder) / "chroma",
+        )
+        started = time.perf_counter()
+        report = store.ingest()
+        cold = time.perf_counter() - started
+        started = time.perf_counter()
+        rerun = store.ingest()
+        warm = time.perf_counter() - started
+        print(f"cold ingest: {report.chunks} sections in {cold:.1f} s (model load included)")
+        print(f"idempotent re-run: {rerun.added} added, {rerun.updated} updated in {warm:.2f} s")
+
+        keys = SectionKeys(SHIPPED_ARTICLES)
+        sets = {"golden": load_golden(GOLDEN), "held-out": load_golden(HELDOUT)}
+        variants = VARIANTS if args.variants else {"shipped": {}}
+        print()
+        print(f"{'ranking':40s} {'set':9s} {'n':>3s} {'R@1':>6s} {'R@3':>6s} {'MRR':>6s}")
+        misses: list[str] = []
+        for name, options in variants.items():
+            store.ranking_options = options
+            for set_name, questions in sets.items():
+                scores = evaluate(lambda q, k, lang: store.search(q, k=k, lang=lang), questions, keys)
+                _print_scores(name, set_name, scores)
+                if not options:
+                    misses += [f"[{set_name}] {miss}" for miss in scores.misses]
+        store.ranking_options = {}
+
+        questions = [q for qs in sets.values() for q in qs]
+        for question in questions[:WARM_UP_QUERIES]:
+            store.search(question.question, k=3, lang=question.lang)
+        timings = []
+        for _ in range(LATENCY_REPEATS):
+            for question in questions:
+                started = time.perf_counter()
+                store.search(question.question, k=3, lang=question.lang)
+                timings.append((time.perf_counter() - started) * 1000)
+        timings.sort()
+        p95 = timings[int(0.95 * (len(timings) - 1))]
+        print()
+        print(
+            f"search latency over {len(timings)} queries: p50 {statistics.median(timings):.1f} ms, "
+            f"p95 {p95:.1f} ms, max {timings[-1]:.1f} ms"
+        )
+        if misses:
+            print("\nquestions with nothing relevant in the top 3 (shipped ranking):")
+            for miss in misses:
+                print(f"  {miss}")
+        store.close()
+    return 0
+
+
+def _print_scores(name: str, set_name: str, scores: RetrievalScores) -> None:
+    print(
+        f"{name:40s} {set_name:9s} {scores.questions:3d} "
+        f"{scores.recall_at_1:6.3f} {scores.recall_at_3:6.3f} {scores.mrr:6.3f}"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
