@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 Lang = Literal["en", "es"]
 
+# Spanish swaps the English thousands and decimal separators (8.192,5), as the engine's own texts do.
+SPANISH_SEPARATORS = str.maketrans(",.", ".,")
+
 ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama", "transformers": "Transformers"}
 
 # Lower precisions tried, best quality first, for the smaller-machine alternative. Each engine
@@ -36,17 +39,17 @@ _WORDS: dict[str, dict[Lang, str]] = {
     "thanks": {
         "en": (
             "Thank you for your question about serving **{model}** at **{precision}** with "
-            "{context:,} tokens of context for {users:,} concurrent {users_word} on {engine}. "
+            "{context} tokens of context for {users} {users_word} on {engine}. "
             "Here is the sizing, with the arithmetic so you can check it."
         ),
         "es": (
             "Gracias por su consulta sobre servir **{model}** en **{precision}** con "
-            "{context:,} tokens de contexto para {users:,} {users_word} concurrentes con {engine}. "
+            "{context} tokens de contexto para {users} {users_word} con {engine}. "
             "Este es el dimensionamiento, con la aritmética para que pueda comprobarla."
         ),
     },
-    "user": {"en": "user", "es": "usuario"},
-    "users": {"en": "users", "es": "usuarios"},
+    "user": {"en": "concurrent user", "es": "usuario concurrente"},
+    "users": {"en": "concurrent users", "es": "usuarios concurrentes"},
     "recommend": {
         "en": (
             "**Our recommendation: {label}.** The configuration needs about {need} GB and this "
@@ -77,8 +80,8 @@ _WORDS: dict[str, dict[Lang, str]] = {
     },
     "kv": {"en": "KV cache", "es": "Caché KV"},
     "kv_how": {
-        "en": "{per_token:,} bytes per token × {context:,} tokens × {users:,} {users_word} ({kv_dtype})",
-        "es": "{per_token:,} bytes por token × {context:,} tokens × {users:,} {users_word} ({kv_dtype})",
+        "en": "{per_token} bytes per token × {context} tokens × {users} {users_word} ({kv_dtype})",
+        "es": "{per_token} bytes por token × {context} tokens × {users} {users_word} ({kv_dtype})",
     },
     "overhead": {"en": "Serving overhead", "es": "Sobrecarga del servicio"},
     "overhead_how": {
@@ -103,6 +106,7 @@ _WORDS: dict[str, dict[Lang, str]] = {
         ),
     },
     "alternative_title": {"en": "A smaller machine", "es": "Una máquina más pequeña"},
+    "what_fits_title": {"en": "What would fit", "es": "Lo que sí cabría"},
     "alternative": {
         "en": (
             "If budget matters more than the last bit of quality, **{label}** also works at "
@@ -117,6 +121,28 @@ _WORDS: dict[str, dict[Lang, str]] = {
             "gusto le ayudamos a hacer esa comparación."
         ),
     },
+    "alternative_when_none": {
+        "en": (
+            "**{label}** does fit at **{precision}**: the weights drop to {weights} GB and the total to "
+            "{need} GB of {usable} GB usable. The price is quality: measure it on your own tasks before "
+            "deciding, and we will gladly help you run that comparison."
+        ),
+        "es": (
+            "**{label}** sí cabe en **{precision}**: los pesos bajan a {weights} GB y el total a {need} GB "
+            "de {usable} GB utilizables. El precio es la calidad: mídala en sus propias tareas antes de "
+            "decidir; con gusto le ayudamos a hacer esa comparación."
+        ),
+    },
+    "none_even_quantized": {
+        "en": (
+            "Even the largest machine we compared, {label}, cannot hold this workload with 4-bit weights; "
+            "it needs more cards or a smaller model, and we can size either for you."
+        ),
+        "es": (
+            "Ni siquiera la mayor máquina comparada, {label}, admite esta carga con pesos de 4 bits; "
+            "hacen falta más tarjetas o un modelo más pequeño, y podemos dimensionar cualquiera de las dos."
+        ),
+    },
     "already_smallest": {
         "en": (
             "{label} is already the smallest machine we compared that fits, so there is no cheaper "
@@ -129,12 +155,12 @@ _WORDS: dict[str, dict[Lang, str]] = {
     },
     "no_smaller_fit": {
         "en": (
-            "We checked the next machine down ({label}) at lower precisions and it does not fit this "
-            "workload; fewer concurrent users or a shorter context would be the way to use it."
+            "The next machine down, {label}, does not fit this workload even with 4-bit weights; "
+            "fewer concurrent users or a shorter context would be the way to use it."
         ),
         "es": (
-            "Hemos comprobado la siguiente máquina más pequeña ({label}) con precisiones menores y no "
-            "cabe esta carga; con menos usuarios concurrentes o un contexto más corto sí podría usarse."
+            "La siguiente máquina más pequeña, {label}, no cabe esta carga ni siquiera con pesos de 4 bits; "
+            "con menos usuarios concurrentes o un contexto más corto sí podría usarse."
         ),
     },
     "closing": {
@@ -149,8 +175,10 @@ def _w(key: str, lang: Lang, **values: object) -> str:
     return template.format(**values) if values else template
 
 
-def _gb(value: float) -> str:
-    return f"{value:,.1f}"
+def format_number(value: float, lang: Lang, decimals: int = 0, sign: bool = False) -> str:
+    """A number as each language writes it: 8,192.5 in English, 8.192,5 in Spanish (as tools does)."""
+    written = f"{value:{'+' if sign else ''},.{decimals}f}"
+    return written.translate(SPANISH_SEPARATORS) if lang == "es" else written
 
 
 def _option_id(option: CardOption) -> str | None:
@@ -178,34 +206,38 @@ def _arithmetic_table(result: SizingResult, lang: Lang, recommended: CardOption 
             _w(
                 "weights_how",
                 lang,
-                params=f"{params_b:,.1f}",
-                bytes=f"{bytes_per_param:.2f}",
+                params=format_number(params_b, lang, 1),
+                bytes=format_number(bytes_per_param, lang, 2),
                 precision=result.precision,
             ),
-            _gb(result.weights_gb),
+            format_number(result.weights_gb, lang, 1),
         ),
         (
             _w("kv", lang),
             _w(
                 "kv_how",
                 lang,
-                per_token=result.kv_bytes_per_token,
-                context=result.context,
-                users=result.users,
+                per_token=format_number(result.kv_bytes_per_token, lang),
+                context=format_number(result.context, lang),
+                users=format_number(result.users, lang),
                 users_word=users_word,
                 kv_dtype=result.kv_dtype,
             ),
-            _gb(result.kv_cache_gb),
+            format_number(result.kv_cache_gb, lang, 1),
         ),
-        (_w("overhead", lang), _w("overhead_how", lang, engine=engine), _gb(result.overhead_gb)),
-        (f"**{_w('total', lang)}**", "", f"**{_gb(result.total_gb)}**"),
+        (
+            _w("overhead", lang),
+            _w("overhead_how", lang, engine=engine),
+            format_number(result.overhead_gb, lang, 1),
+        ),
+        (f"**{_w('total', lang)}**", "", f"**{format_number(result.total_gb, lang, 1)}**"),
     ]
     if recommended is not None:
         rows.append(
             (
                 _w("usable", lang, label=recommended.label),
                 _w("usable_how", lang),
-                _gb(recommended.usable_gb),
+                format_number(recommended.usable_gb, lang, 1),
             )
         )
     table = [f"| {_w('part', lang)} | {_w('how', lang)} | GB |", "|---|---|---:|"]
@@ -256,21 +288,26 @@ def smaller_machine_alternative(result: SizingResult, lang: Lang) -> str:
         )
         if match is not None:
             return _w(
-                "alternative",
+                "alternative" if recommended is not None else "alternative_when_none",
                 lang,
                 label=match.label,
                 precision=precision,
-                weights=_gb(cheaper.weights_gb),
-                need=_gb(cheaper.total_gb),
-                usable=_gb(match.usable_gb),
+                weights=format_number(cheaper.weights_gb, lang, 1),
+                need=format_number(cheaper.total_gb, lang, 1),
+                usable=format_number(match.usable_gb, lang, 1),
             )
-    return _w("no_smaller_fit", lang, label=target.label)
+    return _w(
+        "no_smaller_fit" if recommended is not None else "none_even_quantized", lang, label=target.label
+    )
 
 
 def _card_request(option: CardOption) -> str | None:
     if option.card is None:
         return None
-    return option.card if option.gpus == 1 else f"{option.card}:{option.gpus}"
+    # The engine names a multi-card option "card:N" already; a bare id means one card per count.
+    if ":" in option.card or option.gpus == 1:
+        return option.card
+    return f"{option.card}:{option.gpus}"
 
 
 def draft_reply(result: SizingResult, lang: Lang, customer_name: str | None = None) -> str:
@@ -290,8 +327,8 @@ def draft_reply(result: SizingResult, lang: Lang, customer_name: str | None = No
             lang,
             model=result.model.name,
             precision=result.precision,
-            context=result.context,
-            users=result.users,
+            context=format_number(result.context, lang),
+            users=format_number(result.users, lang),
             users_word=users_word,
             engine=engine,
         ),
@@ -303,21 +340,27 @@ def draft_reply(result: SizingResult, lang: Lang, customer_name: str | None = No
                 "recommend",
                 lang,
                 label=recommended.label,
-                need=_gb(result.total_gb),
-                usable=_gb(recommended.usable_gb),
-                headroom=_gb(recommended.headroom_gb),
+                need=format_number(result.total_gb, lang, 1),
+                usable=format_number(recommended.usable_gb, lang, 1),
+                headroom=format_number(recommended.headroom_gb, lang, 1),
             )
         )
-        if recommended.serves:
-            lines[-1] += f" {recommended.serves}"
     else:
         largest = max((o.usable_gb for o in result.options), default=0.0)
-        lines.append(_w("recommend_none", lang, need=_gb(result.total_gb), usable=_gb(largest)))
+        lines.append(
+            _w(
+                "recommend_none",
+                lang,
+                need=format_number(result.total_gb, lang, 1),
+                usable=format_number(largest, lang, 1),
+            )
+        )
     lines += ["", f"**{_w('table_title', lang)}**", "", *_arithmetic_table(result, lang, recommended), ""]
     caveat = result.caveat if result.caveat else _w("full_precision", lang, precision=result.precision)
     lines += [f"**{_w('caveat_title', lang)}:** {caveat}", ""]
     alternative = smaller_machine_alternative(result, lang)
     if alternative:
-        lines += [f"**{_w('alternative_title', lang)}:** {alternative}", ""]
+        title = _w("alternative_title" if recommended is not None else "what_fits_title", lang)
+        lines += [f"**{title}:** {alternative}", ""]
     lines.append(_w("closing", lang))
     return "\n".join(lines) + "\n"

@@ -35,7 +35,7 @@ def test_a_turn_streams_steps_then_the_answer_with_sources() -> None:
     answer = history[-1]
     assert "metadata" not in answer
     assert answer["content"].startswith("You need **2× 80 GB**")
-    assert "📚 **Sources:** _VRAM arithmetic › Weights_" in answer["content"]
+    assert "**Sources:** _VRAM arithmetic › Weights_" in answer["content"]
     # Partial text appeared before the final frame.
     partial = [frame[0][-1]["content"] for frame in frames if "metadata" not in frame[0][-1]]
     assert any(content and content != answer["content"] for content in partial[1:])
@@ -133,7 +133,7 @@ def test_chat_api_rate_limit_and_empty_message() -> None:
 def test_final_answer_adds_notice_and_skips_sources_already_in_the_answer() -> None:
     sources = [Source(title="Guía", path="es/guia.md", section="Pesos")] * 2
     line = sources_line(sources, "es")
-    assert line == "📚 **Fuentes:** _Guía › Pesos_"
+    assert line == "**Fuentes:** _Guía › Pesos_"
     reply = Reply(
         answer=f"Respuesta.\n\n{line}",
         language="es",
@@ -143,7 +143,7 @@ def test_final_answer_adds_notice_and_skips_sources_already_in_the_answer() -> N
     )
     shown = final_answer_markdown(reply)
     assert shown.count("Fuentes") == 1
-    assert "ℹ️ _Modo sin conexión._" in shown
+    assert "> Modo sin conexión." in shown
 
 
 def test_language_from_accept_language_header() -> None:

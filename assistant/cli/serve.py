@@ -11,11 +11,16 @@ from __future__ import annotations
 import argparse
 import logging
 import socket
+import threading
+import time
 
 from assistant.settings import Settings
 from tools.errors import SizingError
 
 log = logging.getLogger(__name__)
+
+# Answered once at start-up, in the background, so models and the index are loaded.
+WARM_UP_QUESTION = "What GPU for a 70B model?"
 
 
 class PortUnavailableError(SizingError):
@@ -62,6 +67,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     check_bindable(settings.host, settings.port)
     assistant = build_assistant(settings)
     http_app = build_http_app(assistant, settings)
+    # The first answer loads the embedding model and builds the article index if it is missing
+    # (tens of seconds on a small machine); do it now, not while the first visitor waits.
+    threading.Thread(target=_warm_up, args=(assistant,), name="sizing-warm-up", daemon=True).start()
     mode = "LLM " + str(settings.llm_model) if settings.llm_configured else "offline"
     print(
         f"Sizing Assistant ({mode}) on http://{settings.host}:{settings.port}  (Ctrl+C stops it)", flush=True
@@ -74,3 +82,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         access_log=False,
     )
     return 0
+
+
+def _warm_up(assistant: object) -> None:
+    started = time.monotonic()
+    try:
+        assistant.answer(WARM_UP_QUESTION)  # type: ignore[attr-defined]
+    except Exception as exc:  # a failed warm-up only means the first visitor waits
+        log.warning("warm-up answer failed: %s", exc)
+        return
+    log.info("warmed up in %.1f s", time.monotonic() - started)

@@ -35,6 +35,9 @@ EXAMPLE_QUESTIONS = (
     "Qwen2.5 32B in fp8 for 50 concurrent users: which card?",
 )
 
+# Most cards of one kind the calculator offers (an 8-GPU server is the common ceiling).
+MAX_CARDS = 8
+
 APP_CSS = (
     CHART_CSS
     + """
@@ -42,7 +45,7 @@ APP_CSS = (
 #app-header h1 { margin-bottom: 0.1em; }
 #app-header p { margin-top: 0; opacity: 0.8; }
 #chat-input textarea { font-size: 16px; }
-#sales-draft-preview { min-height: 3em; }
+#sales-draft-preview td:last-child, #sales-draft-preview th:last-child { white-space: nowrap; text-align: right; }
 @media (max-width: 480px) {
   .gradio-container { padding-left: 6px !important; padding-right: 6px !important; }
   #app-header h1 { font-size: 1.5em; }
@@ -111,44 +114,84 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
         # Keeps the message times: starting over must not reset the rate limit.
         return [], VisitorSession(sent_at=session.sent_at)
 
-    def calculator_inputs(*values: Any) -> CalculatorInputs:
-        model, params_b, config_file, precision, kv_dtype, context, users, engine, card, card_count = values
-        return CalculatorInputs(
-            model=model or None,
-            params_b=params_b,
-            config_path=_uploaded_path(config_file),
-            precision=precision,
-            kv_dtype=kv_dtype or None,
-            context=context,
-            users=users,
-            engine=engine,
-            card=card or None,
-            card_count=card_count,
-        )
-
-    def calculator_update(*values: Any) -> tuple[Any, ...]:
-        *fields, request = values
+    def calculator_update(
+        model: str | None,
+        params_b: float | None,
+        config_file: Any,
+        precision: str,
+        kv_dtype: str | None,
+        context: float | None,
+        users: float | None,
+        engine: str,
+        card: str | None,
+        card_count: float | None,
+        request: gr.Request,
+    ) -> tuple[Any, ...]:
         lang = _browser_lang(request)
-        view = handlers.calculator_view(calculator_inputs(*fields), lang)
+        inputs = calculator_inputs(
+            model, params_b, config_file, precision, kv_dtype, context, users, engine, card, card_count
+        )
+        try:
+            view = handlers.calculator_view(inputs, lang)
+        except Exception:  # a bug must not leave the panel stale or show a traceback
+            log.exception("calculator update failed")
+            view = handlers.failed_calculator_view(lang)
         remembered = (view.result, lang) if view.result is not None else None
         return view.chart_html, view.verdict_markdown, view.details_markdown, remembered
 
-    def calculator_api(*values: Any) -> dict[str, Any]:
-        *fields, request = values
+    def calculate(
+        model: str | None,
+        params_b: float | None,
+        config_file: Any,
+        precision: str,
+        kv_dtype: str | None,
+        context: float | None,
+        users: float | None,
+        engine: str,
+        card: str | None,
+        card_count: float | None,
+        request: gr.Request,
+    ) -> dict[str, Any]:
+        inputs = calculator_inputs(
+            model, params_b, config_file, precision, kv_dtype, context, users, engine, card, card_count
+        )
         try:
-            return handlers.calculate_json(calculator_inputs(*fields), _browser_lang(request))
+            return handlers.calculate_json(inputs, _browser_lang(request))
         except SizingError as exc:
             raise gr.Error(str(exc), print_exception=False) from None
 
-    def page_load(*values: Any) -> tuple[Any, ...]:
-        *fields, request = values
-        lang = _browser_lang(request)
-        card = gr.Dropdown(choices=handlers.card_choices(lang))
-        return (card, *calculator_update(*fields, request))
+    def page_load(
+        model: str | None,
+        params_b: float | None,
+        config_file: Any,
+        precision: str,
+        kv_dtype: str | None,
+        context: float | None,
+        users: float | None,
+        engine: str,
+        card: str | None,
+        card_count: float | None,
+        request: gr.Request,
+    ) -> tuple[Any, ...]:
+        card_dropdown = gr.Dropdown(choices=handlers.card_choices(_browser_lang(request)))
+        view = calculator_update(
+            model,
+            params_b,
+            config_file,
+            precision,
+            kv_dtype,
+            context,
+            users,
+            engine,
+            card,
+            card_count,
+            request,
+        )
+        return (card_dropdown, *view)
 
     def make_draft(
         session: VisitorSession, calculator_memory: Any, customer: str, request: gr.Request
-    ) -> tuple[Any, Any, Any]:
+    ) -> tuple[Any, Any, Any, Any]:
         calculator_result, calculator_lang = calculator_memory or (None, None)
         try:
             draft = handlers.sales_draft(
@@ -156,13 +199,19 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
             )
         except handlers.NothingToDraftError as exc:
             gr.Warning(str(exc))
-            return gr.Markdown(visible=False), gr.Textbox(visible=False), gr.DownloadButton(visible=False)
+            return (
+                gr.Markdown(visible=False),
+                gr.Accordion(visible=False),
+                "",
+                gr.DownloadButton(visible=False),
+            )
         session_folder = Path(tempfile.mkdtemp(dir=draft_folder))
         path = session_folder / draft.file_name
         path.write_text(draft.markdown, encoding="utf-8")
         return (
             gr.Markdown(draft.markdown, visible=True),
-            gr.Textbox(draft.markdown, visible=True),
+            gr.Accordion(visible=True),
+            draft.markdown,
             gr.DownloadButton(value=str(path), visible=True),
         )
 
@@ -187,6 +236,7 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
                 with gr.Column(scale=3, min_width=320):
                     chatbot = gr.Chatbot(
                         label=_label("Conversation"),
+                        show_label=False,
                         elem_id="chatbot",
                         height=560,
                         layout="panel",
@@ -198,9 +248,7 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
                         message = gr.Textbox(
                             label=_label("Your question"),
                             show_label=False,
-                            placeholder=_label(
-                                "Ask about a model, a card, a context length or a number of users…"
-                            ),
+                            placeholder=_label("Ask about a model, a card, a context or a number of users…"),
                             elem_id="chat-input",
                             lines=1,
                             max_lines=6,
@@ -220,15 +268,17 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
                     )
                     customer = gr.Textbox(label=_label("Customer name (optional)"), max_length=80)
                     draft_button = gr.Button(_label("Draft the customer reply"), variant="primary")
-                    draft_preview = gr.Markdown(visible=False, elem_id="sales-draft-preview", container=True)
-                    draft_text = gr.Textbox(
-                        label=_label("Reply (Markdown, ready to copy)"),
-                        lines=10,
-                        max_lines=24,
-                        buttons=["copy"],
-                        visible=False,
-                        elem_id="sales-draft-text",
+                    draft_preview = gr.Markdown(
+                        visible=False, elem_id="sales-draft-preview", container=True, buttons=["copy"]
                     )
+                    with gr.Accordion(_label("Markdown source"), open=False, visible=False) as draft_source:
+                        draft_text = gr.Textbox(
+                            label=_label("Reply (Markdown, ready to copy)"),
+                            lines=10,
+                            max_lines=30,
+                            buttons=["copy"],
+                            elem_id="sales-draft-text",
+                        )
                     draft_download = gr.DownloadButton(
                         _label("Download .md"), visible=False, elem_id="sales-draft-download"
                     )
@@ -244,13 +294,17 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
                         elem_id="calc-model",
                     )
                     params_b = gr.Number(
-                        value=None, label=_label("Parameters (billions)"), minimum=0, elem_id="calc-params"
+                        value=0,
+                        label=_label("Parameters (billions)"),
+                        info=_label("0 uses the model above; any other number sizes a model of that size."),
+                        minimum=0,
+                        elem_id="calc-params",
                     )
                     config_file = gr.File(
                         label=_label("Hugging Face config.json"),
                         file_types=[".json"],
                         type="filepath",
-                        height=90,
+                        height=130,
                         elem_id="calc-config",
                     )
                     precision = gr.Dropdown(
@@ -280,17 +334,20 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
                     engine = gr.Dropdown(
                         choices=list(ENGINES), value="vllm", label=_label("Engine"), elem_id="calc-engine"
                     )
-                    with gr.Row():
-                        card = gr.Dropdown(
-                            choices=handlers.card_choices("en"),
-                            value="",
-                            label=_label("Card"),
-                            scale=3,
-                            elem_id="calc-card",
-                        )
-                        card_count = gr.Number(
-                            value=1, precision=0, minimum=1, maximum=16, label="×", scale=1, min_width=70
-                        )
+                    card = gr.Dropdown(
+                        choices=handlers.card_choices("en"),
+                        value="",
+                        label=_label("Card"),
+                        elem_id="calc-card",
+                    )
+                    card_count = gr.Slider(
+                        minimum=1,
+                        maximum=MAX_CARDS,
+                        step=1,
+                        value=1,
+                        label=_label("Number of cards"),
+                        elem_id="calc-card-count",
+                    )
                 with gr.Column(scale=2, min_width=300):
                     chart = gr.HTML(label=_label("Memory chart"), elem_id="calc-chart")
                     verdict = gr.Markdown(elem_id="calc-verdict")
@@ -337,8 +394,9 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
             show_progress="minimal",
             **chat_kwargs,
         )
-        restart.click(
-            new_conversation,
+        gr.on(
+            triggers=[restart.click, chatbot.clear],
+            fn=new_conversation,
             inputs=[session],
             outputs=[chatbot, session],
             queue=False,
@@ -378,7 +436,7 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
             concurrency_limit=settings.concurrency_limit,
         )
         api_calculate_trigger.click(
-            calculator_api,
+            calculate,
             inputs=calculator_fields,
             outputs=[api_result],
             api_name="calculate",
@@ -396,12 +454,39 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
         draft_button.click(
             make_draft,
             inputs=[session, calculator_memory, customer],
-            outputs=[draft_preview, draft_text, draft_download],
+            outputs=[draft_preview, draft_source, draft_text, draft_download],
             api_visibility="private",
         )
 
     demo.queue(default_concurrency_limit=settings.concurrency_limit)
     return demo
+
+
+def calculator_inputs(
+    model: str | None,
+    params_b: float | None,
+    config_file: Any,
+    precision: str,
+    kv_dtype: str | None,
+    context: float | None,
+    users: float | None,
+    engine: str,
+    card: str | None,
+    card_count: float | None,
+) -> CalculatorInputs:
+    """The panel's widget values as CalculatorInputs (empty strings mean "not given")."""
+    return CalculatorInputs(
+        model=model or None,
+        params_b=params_b,
+        config_path=_uploaded_path(config_file),
+        precision=precision,
+        kv_dtype=kv_dtype or None,
+        context=context,
+        users=users,
+        engine=engine,
+        card=card or None,
+        card_count=card_count,
+    )
 
 
 def _uploaded_path(value: Any) -> str | None:

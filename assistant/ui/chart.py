@@ -12,6 +12,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
+from assistant.sales import format_number
 from assistant.ui.texts import Lang, text
 
 if TYPE_CHECKING:
@@ -51,10 +52,6 @@ CHART_CSS = """
 """
 
 
-def _gb(value: float) -> str:
-    return f"{value:,.1f}"
-
-
 def _percent(value: float, scale: float) -> str:
     return f"{max(0.0, value) / scale * 100:.2f}%"
 
@@ -71,28 +68,28 @@ def memory_chart_html(result: SizingResult, lang: Lang) -> str:
     ]
     legend = "".join(
         f'<span class="vc-key"><span class="vc-swatch {css}" aria-hidden="true"></span>'
-        f"{escape(name)} {_gb(gb)} GB</span>"
+        f"{escape(name)} {format_number(gb, lang, 1)} GB</span>"
         for css, name, gb in parts
     )
     segments = "".join(
         f'<div class="vc-seg {css}" style="width:{_percent(gb, need) if need else "0%"}" '
-        f'title="{escape(name)}: {_gb(gb)} GB"></div>'
+        f'title="{escape(name)}: {format_number(gb, lang, 1)} GB"></div>'
         for css, name, gb in parts
     )
     need_line = f'<div class="vc-need-line" style="left:{need_left}" aria-hidden="true"></div>'
     rows = [
         '<div class="vc-row vc-need">'
         f'<div class="vc-label"><span class="vc-name">{escape(text("chart_needed", lang))}</span>'
-        f'<span class="vc-value">{_gb(need)} GB</span></div>'
+        f'<span class="vc-value">{format_number(need, lang, 1)} GB</span></div>'
         f'<div class="vc-track"><div class="vc-bar" style="width:{need_left}">{segments}</div>'
         f"{need_line}</div></div>"
     ]
     for option in result.options:
         fits = option.fits
         verdict = (
-            text("fits_spare", lang, gb=_gb(option.headroom_gb))
+            text("fits_spare", lang, gb=format_number(option.headroom_gb, lang, 1))
             if fits
-            else text("short_by", lang, gb=_gb(abs(option.headroom_gb)))
+            else text("short_by", lang, gb=format_number(abs(option.headroom_gb), lang, 1))
         )
         option_id = option.card_class or option.card
         recommended = " vc-recommended" if result.recommended and option_id == result.recommended else ""
@@ -100,7 +97,7 @@ def memory_chart_html(result: SizingResult, lang: Lang) -> str:
         rows.append(
             f'<div class="vc-row vc-card {state}{recommended}" data-fits="{str(fits).lower()}">'
             f'<div class="vc-label"><span class="vc-name">{escape(option.label)}</span>'
-            f'<span class="vc-value">{_gb(option.usable_gb)} GB {escape(text("usable", lang))} · '
+            f'<span class="vc-value">{format_number(option.usable_gb, lang, 1)} GB {escape(text("usable", lang))} · '
             f"{escape(verdict)}</span></div>"
             f'<div class="vc-track"><div class="vc-bar" style="width:{_percent(option.usable_gb, scale)}"></div>'
             f"{need_line}</div></div>"
@@ -110,7 +107,7 @@ def memory_chart_html(result: SizingResult, lang: Lang) -> str:
         f'<figure class="vram-chart" aria-label="{title}">'
         f"<figcaption>{title}</figcaption>"
         f'<div class="vc-legend">{legend}'
-        f'<span class="vc-key">┆ {escape(text("need_line", lang, gb=_gb(need)))}</span></div>'
+        f'<span class="vc-key">┆ {escape(text("need_line", lang, gb=format_number(need, lang, 1)))}</span></div>'
         f"{''.join(rows)}</figure>"
     )
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
-from assistant.sales import draft_reply
+from assistant.sales import draft_reply, format_number
 from assistant.schemas import ConversationState, FinalEvent, Reply, Source, Step, StepEvent, TextDelta
 from assistant.ui.chart import empty_chart_html, memory_chart_html
 from assistant.ui.session import VisitorSession
@@ -65,7 +65,7 @@ def _assistant_text(content: str) -> ChatMessage:
 
 
 def _step_message(step: Step, number: int) -> ChatMessage:
-    prefix = "⚠️ " if step.status == "error" else ""
+    prefix = "⚠ " if step.status == "error" else ""
     status = "pending" if step.status == "running" else "done"
     return {
         "role": "assistant",
@@ -83,17 +83,17 @@ def sources_line(sources: list[Source], lang: Lang) -> str:
             seen.append(entry)
     if not seen:
         return ""
-    return f"📚 **{text('sources', lang)}:** " + " · ".join(f"_{entry}_" for entry in seen)
+    return f"**{text('sources', lang)}:** " + " · ".join(f"_{entry}_" for entry in seen)
 
 
 def final_answer_markdown(reply: Reply) -> str:
     """What the chat shows as the answer: the reply's Markdown, its notice, its sources."""
     parts = [reply.answer.strip()]
     if reply.notice:
-        parts.append(f"ℹ️ _{reply.notice}_")
-    sources = sources_line(reply.sources, reply.language)
-    if sources and sources not in reply.answer:
-        parts.append(sources)
+        parts.append(f"> {reply.notice}")
+    # The offline composer lists its sources itself; add the line only when the answer lacks them.
+    if not all(source.title in reply.answer for source in reply.sources):
+        parts.append(sources_line(reply.sources, reply.language))
     return "\n\n".join(part for part in parts if part)
 
 
@@ -322,21 +322,23 @@ def verdict_markdown(result: SizingResult, lang: Lang) -> str:
         None,
     )
     if recommended is not None:
-        heading = "✅ " + text("verdict_fits", lang, label=recommended.label)
+        heading = "✓ " + text("verdict_fits", lang, label=recommended.label)
     else:
-        heading = "❌ " + text("verdict_none", lang)
+        heading = "✗ " + text("verdict_none", lang)
     lines = [f"### {heading}", "", result.recommendation.strip(), ""]
-    header = [text(key, lang) for key in ("col_card", "col_usable", "col_fits", "col_headroom")]
-    header += [text("col_sequences", lang), text("col_decode", lang)]
+    header = [
+        text(key, lang) for key in ("col_card", "col_usable", "col_fits", "col_sequences", "col_decode")
+    ]
     lines.append("| " + " | ".join(header) + " |")
-    lines.append("|---|---:|:-:|---:|---:|---:|")
+    lines.append("|---|---:|---:|---:|---:|")
     for option in result.options:
-        fits = "✅ " + text("yes", lang) if option.fits else "❌ " + text("no", lang)
-        decode = f"{option.decode_tokens_per_s:,.0f}" if option.decode_tokens_per_s else "—"
+        headroom = format_number(option.headroom_gb, lang, 1, sign=True)
+        fits = f"✓ {headroom} GB" if option.fits else f"✗ {headroom} GB"
+        decode = format_number(option.decode_tokens_per_s, lang) if option.decode_tokens_per_s else "—"
         name = f"**{_md_cell(option.label)}**" if option is recommended else _md_cell(option.label)
         lines.append(
-            f"| {name} | {option.usable_gb:,.1f} GB | {fits} | {option.headroom_gb:+,.1f} GB | "
-            f"{option.max_concurrent_sequences:,} | {decode} |"
+            f"| {name} | {format_number(option.usable_gb, lang, 1)} GB | {fits} | "
+            f"{format_number(option.max_concurrent_sequences, lang)} | {decode} |"
         )
     if recommended is not None and (recommended.serves or recommended.catch):
         lines.append("")
@@ -353,7 +355,7 @@ def details_markdown(result: SizingResult, lang: Lang) -> str:
     lines = [f"#### {text('arithmetic', lang)}", ""]
     lines += [f"- {line}" for line in result.arithmetic]
     if result.caveat:
-        lines += ["", f"> ⚠️ **{text('caveat', lang)}:** {result.caveat}"]
+        lines += ["", f"> ⚠ **{text('caveat', lang)}:** {result.caveat}"]
     if result.suggestions:
         lines += ["", f"#### {text('suggestions', lang)}", ""]
         lines += [f"- {line}" for line in result.suggestions]
@@ -372,7 +374,7 @@ def calculator_view(inputs: CalculatorInputs, lang: Lang) -> CalculatorView:
         message = str(exc)
         return CalculatorView(
             chart_html=empty_chart_html(text("bad_input", lang, message=message)),
-            verdict_markdown=f"⚠️ **{text('bad_input', lang, message=_md_cell(message))}**",
+            verdict_markdown=f"⚠ **{text('bad_input', lang, message=_md_cell(message))}**",
             details_markdown="",
         )
     return CalculatorView(
@@ -380,6 +382,14 @@ def calculator_view(inputs: CalculatorInputs, lang: Lang) -> CalculatorView:
         verdict_markdown=verdict_markdown(result, lang),
         details_markdown=details_markdown(result, lang),
         result=result,
+    )
+
+
+def failed_calculator_view(lang: Lang) -> CalculatorView:
+    """What the panel shows when the calculation itself failed unexpectedly (the log has details)."""
+    message = text("internal_error", lang)
+    return CalculatorView(
+        chart_html=empty_chart_html(message), verdict_markdown=f"⚠ **{message}**", details_markdown=""
     )
 
 

@@ -25,8 +25,8 @@ LABELS_ES: dict[str, str] = {
     "Compare": "Comparar",
     "Conversation": "Conversación",
     "Your question": "Su pregunta",
-    "Ask about a model, a card, a context length or a number of users…": (
-        "Pregunte por un modelo, una tarjeta, una longitud de contexto o un número de usuarios…"
+    "Ask about a model, a card, a context or a number of users…": (
+        "Pregunte por un modelo, una tarjeta, un contexto o un número de usuarios…"
     ),
     "Send": "Enviar",
     "New conversation": "Nueva conversación",
@@ -39,6 +39,11 @@ LABELS_ES: dict[str, str] = {
     "Draft the customer reply": "Redactar la respuesta al cliente",
     "Reply (Markdown, ready to copy)": "Respuesta (Markdown, lista para copiar)",
     "Download .md": "Descargar .md",
+    "Markdown source": "Texto Markdown",
+    "0 uses the model above; any other number sizes a model of that size.": (
+        "0 usa el modelo de arriba; cualquier otro número dimensiona un modelo de ese tamaño."
+    ),
+    "Number of cards": "Número de tarjetas",
     "Model from": "Modelo a partir de",
     "Catalog": "Catálogo",
     "Parameter count": "Número de parámetros",
@@ -74,17 +79,14 @@ TEXTS: dict[str, dict[Lang, str]] = {
     "need_line": {"en": "need: {gb} GB", "es": "necesaria: {gb} GB"},
     "verdict_fits": {"en": "Recommended: {label}", "es": "Recomendada: {label}"},
     "verdict_none": {
-        "en": "No card class here fits this configuration",
-        "es": "Ninguna clase de tarjeta de esta lista cabe esta configuración",
+        "en": "None of these cards fits this configuration",
+        "es": "Ninguna de estas tarjetas cabe esta configuración",
     },
     "col_card": {"en": "Card", "es": "Tarjeta"},
     "col_usable": {"en": "Usable", "es": "Utilizable"},
-    "col_fits": {"en": "Fits", "es": "Cabe"},
-    "col_headroom": {"en": "Headroom", "es": "Margen"},
+    "col_fits": {"en": "Fits (headroom)", "es": "Cabe (margen)"},
     "col_sequences": {"en": "Max sequences", "es": "Secuencias máx."},
-    "col_decode": {"en": "Decode tok/s (est.)", "es": "Tok/s decodificación (est.)"},
-    "yes": {"en": "yes", "es": "sí"},
-    "no": {"en": "no", "es": "no"},
+    "col_decode": {"en": "Tokens/s (est.)", "es": "Tokens/s (est.)"},
     "serves": {"en": "Serves", "es": "Sirve para"},
     "catch": {"en": "The catch", "es": "La pega"},
     "caveat": {"en": "Quantization caveat", "es": "Advertencia sobre la cuantización"},

@@ -1,0 +1,131 @@
+"""A real `sizing serve` for the web end-to-end tests, and a real headless Chromium.
+
+The server is the installed CLI in a subprocess on a free loopback port, with its data
+folder in a temporary directory and no LLM configured (the offline assistant). The browser
+is Debian's `chromium` driven by Playwright through `executable_path` (nothing downloaded).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts" / "web"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# The first start imports Gradio and the embedding model; the first question builds the index.
+STARTUP_TIMEOUT_S = 120
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    """The environment of a served app: no SIZING_* from the caller, data in a temp folder, offline."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SIZING_")}
+    env.update(
+        SIZING_DATA_DIR=str(data_dir),
+        SIZING_LOG_LEVEL="WARNING",
+        GRADIO_ANALYTICS_ENABLED="False",
+        HF_HUB_OFFLINE="1",
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(extra)
+    return env
+
+
+class ServedApp:
+    """One `sizing serve` subprocess; `url` is its address once /healthz answers."""
+
+    def __init__(self, data_dir: Path, log_path: Path, **env: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_path
+        self.rate_limit_per_minute = int(env.get("SIZING_RATE_LIMIT_PER_MINUTE", "30"))
+        sizing = Path(sys.executable).with_name("sizing")
+        command = [str(sizing), "serve", "--port", str(self.port)]
+        self._log = log_path.open("w", encoding="utf-8")
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, env=server_env(data_dir, **env), stdout=self._log, stderr=subprocess.STDOUT
+        )
+
+    def wait_healthy(self, timeout_s: float = STARTUP_TIMEOUT_S) -> dict[str, object]:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"sizing serve exited with {self.process.returncode}:\n{self.log()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:
+                    return dict(json.loads(response.read()))
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError(f"sizing serve did not answer /healthz within {timeout_s:.0f} s:\n{self.log()}")
+
+    def log(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(encoding="utf-8", errors="replace")[-4000:]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+        self._log.close()
+
+
+@pytest.fixture(scope="session")
+def served_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedApp]:
+    folder = tmp_path_factory.mktemp("web")
+    # A low rate limit so a test can reach it; every browser page and API client is its own session.
+    app = ServedApp(folder / "data", folder / "server.log", SIZING_RATE_LIMIT_PER_MINUTE="6")
+    try:
+        app.wait_healthy()
+        yield app
+    finally:
+        app.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
+        pytest.fail("Debian's chromium is not installed (apt-get install chromium; .ci/run does it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS

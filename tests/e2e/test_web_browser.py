@@ -1,0 +1,177 @@
+"""The web app in a real headless Chromium, against a real `sizing serve` (offline assistant).
+
+Screenshots land in test-artifacts/web/ (gitignored) for a person to look at.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+# The first question also builds the article index; later ones answer in well under a second.
+ANSWER_TIMEOUT_MS = 120_000
+UPDATE_TIMEOUT_MS = 20_000
+
+
+def open_page(browser: Any, url: str, locale: str = "en-US", width: int = 1280, height: int = 900) -> Any:
+    context = browser.new_context(
+        locale=locale, viewport={"width": width, "height": height}, accept_downloads=True
+    )
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("#chat-input textarea", timeout=30_000)
+    return page
+
+
+def ask(page: Any, question: str) -> str:
+    """Type a question with the keyboard, send it with Enter, and return the final answer's text."""
+    box = page.locator("#chat-input textarea")
+    box.click()
+    box.fill(question)
+    box.press("Enter")
+    answers_before = page.locator('[data-testid="bot"] .message-content').count()
+    # Done when the steps have finished and the answer shows its sources line.
+    page.wait_for_function(
+        """([before]) => {
+            const answers = document.querySelectorAll('[data-testid="bot"] .message-content');
+            if (answers.length <= before) return false;
+            const last = answers[answers.length - 1].innerText;
+            return /Sources|Fuentes/.test(last) && !document.querySelector('#chatbot [aria-busy="true"]');
+        }""",
+        arg=[answers_before],
+        timeout=ANSWER_TIMEOUT_MS,
+    )
+    return str(page.locator('[data-testid="bot"] .message-content').last.inner_text())
+
+
+def open_calculator(page: Any, label: str = "Calculator") -> None:
+    page.get_by_role("tab", name=label).click()
+    page.wait_for_selector("#calc-chart .vram-chart .vc-card", timeout=UPDATE_TIMEOUT_MS)
+
+
+def choose(page: Any, elem_id: str, value: str) -> None:
+    """Pick a dropdown value with the keyboard, as a visitor would."""
+    field = page.locator(f"#{elem_id} input")
+    field.click()
+    field.fill(value)
+    page.locator(f"#{elem_id} input").press("ArrowDown")
+    field.press("Enter")
+
+
+def chart_state(page: Any) -> dict[str, Any]:
+    return dict(
+        page.evaluate(
+            """() => ({
+                need: document.querySelector('#calc-chart .vc-need .vc-value').innerText,
+                fits: [...document.querySelectorAll('#calc-chart .vc-card')].map(r => r.dataset.fits),
+                verdict: document.querySelector('#calc-verdict').innerText,
+            })"""
+        )
+    )
+
+
+def test_a_question_gets_an_answer_with_arithmetic_and_caveat(served_app, browser, artifacts: Path) -> None:
+    page = open_page(browser, served_app.url)
+    # Keyboard first: the question box has the focus when the page opens.
+    assert page.evaluate("document.activeElement && document.activeElement.tagName") == "TEXTAREA"
+    answer = ask(page, "What GPU do I need for Llama 3.1 70B in int4 with 8 concurrent users and 8k context?")
+
+    assert "GB" in answer and "×" in answer, answer  # the arithmetic: parameters × bytes
+    assert "sizing compare" in answer, answer  # the quantization caveat points to the measuring tool
+    steps = page.locator("#chatbot .thought-group .title")
+    assert steps.count() >= 1
+    # A step is a collapsible that opens with the keyboard.
+    steps.first.focus()
+    steps.first.press("Enter")
+    page.screenshot(path=str(artifacts / "chat-answer.png"), full_page=True)
+    page.context.close()
+
+
+def test_calculator_chart_and_verdict_follow_the_inputs(served_app, browser, artifacts: Path) -> None:
+    page = open_page(browser, served_app.url)
+    open_calculator(page)
+    choose(page, "calc-model", "llama-3.1-70b")
+    page.locator("#calc-precision input").wait_for()
+    choose(page, "calc-precision", "bf16")
+    page.wait_for_timeout(500)
+    at_16_bit = chart_state(page)
+    page.screenshot(path=str(artifacts / "calculator-bf16.png"), full_page=True)
+
+    choose(page, "calc-precision", "awq")
+    page.wait_for_function(
+        "([need]) => document.querySelector('#calc-chart .vc-need .vc-value').innerText !== need",
+        arg=[at_16_bit["need"]],
+        timeout=UPDATE_TIMEOUT_MS,
+    )
+    at_4_bit = chart_state(page)
+    assert at_4_bit["fits"].count("true") > at_16_bit["fits"].count("true"), (at_16_bit, at_4_bit)
+    assert at_4_bit["verdict"] != at_16_bit["verdict"]
+    assert "sizing compare" in page.locator("#calc-details").inner_text()  # the caveat below 16 bits
+    page.screenshot(path=str(artifacts / "calculator-awq.png"), full_page=True)
+
+    # More users grow the KV cache: the need goes up.
+    users = page.locator("#calc-users input")
+    users.fill("64")
+    users.press("Tab")
+    page.wait_for_function(
+        "([need]) => document.querySelector('#calc-chart .vc-need .vc-value').innerText !== need",
+        arg=[at_4_bit["need"]],
+        timeout=UPDATE_TIMEOUT_MS,
+    )
+
+    # A bad input is a clear message, never a traceback; the inputs stay as typed.
+    context = page.locator("#calc-context input")
+    context.fill("0")
+    context.press("Tab")
+    page.wait_for_function(
+        "() => /Cannot calculate/.test(document.querySelector('#calc-verdict').innerText)",
+        timeout=UPDATE_TIMEOUT_MS,
+    )
+    assert "Traceback" not in page.content()
+    assert context.input_value() == "0"
+    page.screenshot(path=str(artifacts / "calculator-bad-input.png"), full_page=True)
+    page.context.close()
+
+
+def test_sales_draft_in_the_customer_language(served_app, browser, artifacts: Path) -> None:
+    page = open_page(browser, served_app.url, locale="es-ES")
+    assert page.get_by_role("tab", name="Calculadora").count() == 1  # the labels follow the browser
+    answer = ask(page, "¿Qué GPU necesito para un modelo 70B en fp8 con 10 usuarios?")
+    assert "GB" in answer
+    page.locator("#sales-draft input, #sales-draft textarea").first.fill("Marta")
+    page.get_by_role("button", name="Redactar la respuesta al cliente").click()
+    draft = page.locator("#sales-draft-text textarea")
+    draft.wait_for(timeout=UPDATE_TIMEOUT_MS)
+    text = draft.input_value()
+    assert text.startswith("Hola, Marta:")
+    assert "| Concepto | Cómo se calcula | GB |" in text
+    assert "Una máquina más pequeña" in text
+    with page.expect_download() as download_info:
+        page.locator("#sales-draft-download").click()
+    downloaded = Path(download_info.value.path()).read_text(encoding="utf-8")
+    assert downloaded == text
+    assert download_info.value.suggested_filename.endswith(".md")
+    page.locator("#sales-draft").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "sales-draft-es.png"), full_page=True)
+    page.context.close()
+
+
+def test_phone_width_is_usable(served_app, browser, artifacts: Path) -> None:
+    page = open_page(browser, served_app.url, width=390, height=844)
+    no_sideways_scroll = "() => document.documentElement.scrollWidth <= window.innerWidth + 1"
+    assert page.evaluate(no_sideways_scroll)
+    assert page.locator("#chat-input textarea").is_visible()
+    answer = ask(page, "70b with 4 users?")
+    assert "GB" in answer
+    assert page.evaluate(no_sideways_scroll)
+    page.screenshot(path=str(artifacts / "phone-chat.png"), full_page=True)
+    open_calculator(page)
+    assert page.evaluate(no_sideways_scroll)
+    chart_box = page.locator("#calc-chart .vram-chart").bounding_box()
+    assert chart_box is not None and chart_box["width"] <= 390
+    page.screenshot(path=str(artifacts / "phone-calculator.png"), full_page=True)
+    page.context.close()

@@ -1,0 +1,102 @@
+"""The sales draft: greeting, recommendation, arithmetic table, caveat, smaller machine — in both languages."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from assistant.sales import draft_reply, format_number, smaller_machine_alternative
+from tools import SizingRequest, calculate_vram
+
+
+def sized(**fields):
+    return calculate_vram(SizingRequest(**fields))
+
+
+def table_rows(draft: str) -> dict[str, str]:
+    """First cell -> last cell of every row of the draft's Markdown table."""
+    rows = {}
+    for line in draft.splitlines():
+        if line.startswith("| ") and not line.startswith("|---"):
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            rows[cells[0].strip("*")] = cells[-1].strip("*")
+    return rows
+
+
+def test_english_draft_carries_every_part_with_the_calculator_numbers() -> None:
+    result = sized(model="llama-3.1-70b", precision="q8_0", engine="llamacpp", context=4096, users=1)
+    draft = draft_reply(result, lang="en", customer_name="Ana")
+
+    assert draft.startswith("Hello Ana,\n")
+    assert (
+        "**Llama 3.1 70B** at **q8_0** with 4,096 tokens of context for 1 concurrent user on llama.cpp"
+        in draft
+    )
+    recommended = next(o for o in result.options if o.card_class == result.recommended)
+    assert f"**Our recommendation: {recommended.label}.**" in draft
+    rows = table_rows(draft)
+    assert rows["Weights"] == f"{result.weights_gb:.1f}"
+    assert rows["KV cache"] == f"{result.kv_cache_gb:.1f}"
+    assert rows["Serving overhead"] == f"{result.overhead_gb:.1f}"
+    assert rows["Total needed"] == f"{result.total_gb:.1f}"
+    assert rows[f"Usable on {recommended.label}"] == f"{recommended.usable_gb:.1f}"
+    assert f"{result.kv_bytes_per_token:,} bytes per token × 4,096 tokens × 1 concurrent user" in draft
+    # Below 16 bits the caveat is the calculator's own, pointing to the measuring tool.
+    assert result.caveat and result.caveat in draft and "sizing compare" in draft
+    # The smaller machine: the next class down at a lighter GGUF quantization, priced in quality.
+    assert "**A smaller machine:**" in draft and "**q4_k_m**" in draft and "48GB" in draft
+    assert draft.rstrip().endswith("Best regards,")
+
+
+def test_spanish_draft_is_all_spanish_with_spanish_numbers() -> None:
+    result = sized(model="llama-3.1-70b", precision="fp8", context=4096, users=1, lang="es")
+    draft = draft_reply(result, lang="es")
+
+    assert draft.startswith("Hola:\n")
+    assert "4.096 tokens de contexto para 1 usuario concurrente con vLLM" in draft
+    assert "**Nuestra recomendación:" in draft
+    assert "| Concepto | Cómo se calcula | GB |" in draft
+    rows = table_rows(draft)
+    assert rows["Total necesario"] == format_number(result.total_gb, "es", 1)
+    assert "," in rows["Pesos"]  # decimal comma
+    assert "**Sobre la cuantización:**" in draft and result.caveat in draft
+    assert "**Una máquina más pequeña:**" in draft and "**awq**" in draft
+    for english in ("Hello", "recommendation", "Weights", "Best regards", "smaller machine"):
+        assert english not in draft
+
+
+def test_sixteen_bit_smallest_fit_says_so_honestly() -> None:
+    result = sized(model="llama-3.1-8b", precision="bf16", users=8)
+    assert result.recommended == "48gb"
+    draft = draft_reply(result, lang="en")
+    assert "full 16-bit quality" in draft and "sizing compare" not in draft
+    assert "already the smallest machine we compared that fits" in draft
+
+
+def test_nothing_fits_is_stated_with_the_largest_machine() -> None:
+    result = sized(model="llama-3.1-405b", precision="bf16", users=8)
+    assert result.recommended is None
+    draft = draft_reply(result, lang="en")
+    assert "None of the machines we compared fits" in draft
+    largest = max(o.usable_gb for o in result.options)
+    assert f"the largest offers {largest:.1f} GB usable" in draft
+    assert "Usable on" not in draft  # no recommended card to compare against
+    assert "Even the largest machine we compared" in draft
+
+
+def test_the_alternative_is_recomputed_not_guessed() -> None:
+    result = sized(model="llama-3.1-70b", precision="fp8", context=4096, users=1)
+    alternative = smaller_machine_alternative(result, "en")
+    cheaper = sized(model="llama-3.1-70b", precision="awq", context=4096, users=1)
+    assert f"the weights drop to {cheaper.weights_gb:.1f} GB" in alternative
+    assert f"the total to {cheaper.total_gb:.1f} GB" in alternative
+
+
+@pytest.mark.parametrize(
+    ("value", "lang", "decimals", "written"),
+    [(8192, "en", 0, "8,192"), (8192, "es", 0, "8.192"), (39.77, "es", 1, "39,8"), (-2.5, "en", 1, "-2.5")],
+)
+def test_numbers_are_written_as_each_language_writes_them(value, lang, decimals, written) -> None:
+    assert format_number(value, lang, decimals) == written
+    assert re.fullmatch(r"\+[0-9.,]+", format_number(3.0, lang, 1, sign=True))

@@ -1,0 +1,146 @@
+"""The web app builds without serving: its API endpoints, its health route, its CLI front door."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import gradio as gr
+import pytest
+from fastapi.testclient import TestClient
+
+from assistant.settings import Settings
+from assistant.ui import app as web_app
+from assistant.ui.app import build_i18n
+from assistant.ui.session import VisitorSession
+from assistant.ui.texts import LABELS_ES
+from tests.ui_fakes import FakeAssistant
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def built(factory, *args):
+    """Run an app factory inside a running event loop.
+
+    Gradio's safe_get_lock() opens a fresh asyncio loop, and leaves it unclosed, whenever it is
+    called outside a running loop (gradio/utils.py); `sizing serve` does that once, but in a test
+    session the leaked loops surface later as ResourceWarnings in unrelated tests.
+    """
+
+    async def inside_a_loop():
+        return factory(*args)
+
+    return asyncio.run(inside_a_loop())
+
+
+def build_app(assistant, settings):
+    return built(web_app.build_app, assistant, settings)
+
+
+def build_http_app(assistant, settings):
+    return built(web_app.build_http_app, assistant, settings)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path, concurrency_limit=5, rate_limit_per_minute=7)
+
+
+def endpoints(demo: gr.Blocks) -> dict[str | None, str]:
+    """api_name -> visibility for every event with a backend function."""
+    return {fn.api_name: fn.api_visibility for fn in demo.fns.values() if fn.fn is not None}
+
+
+def test_the_app_builds_with_public_chat_and_calculate_only(settings: Settings) -> None:
+    demo = build_app(FakeAssistant(), settings)
+    assert isinstance(demo, gr.Blocks)
+    visible = {name for name, visibility in endpoints(demo).items() if visibility != "private"}
+    assert visible == {"chat", "calculate"}
+
+
+def test_chat_events_share_the_configured_concurrency_limit(settings: Settings) -> None:
+    demo = build_app(FakeAssistant(), settings)
+    chat = [fn for fn in demo.fns.values() if fn.concurrency_id == "chat"]
+    assert len(chat) >= 2  # the streamed UI turn and the API share one queue slot pool
+    assert {fn.concurrency_limit for fn in chat} == {5}
+    assert demo._queue.default_concurrency_limit == 5  # type: ignore[attr-defined]
+
+
+def test_visitor_state_starts_empty_and_is_not_shared(settings: Settings) -> None:
+    demo = build_app(FakeAssistant(), settings)
+    states = [block for block in demo.blocks.values() if isinstance(block, gr.State)]
+    sessions = [state.value for state in states if isinstance(state.value, VisitorSession)]
+    assert sessions == [VisitorSession()]
+    # Two apps (two tests, two servers) never share a session object.
+    other = build_app(FakeAssistant(), settings)
+    other_sessions = [b.value for b in other.blocks.values() if isinstance(b, gr.State)]
+    assert all(s is not sessions[0] for s in other_sessions)
+
+
+def test_every_label_has_a_spanish_translation(settings: Settings) -> None:
+    translations = build_i18n().translations
+    assert translations["es"] == LABELS_ES
+    assert set(translations["en"]) == set(LABELS_ES)
+    assert all("}" not in key for key in LABELS_ES)  # the browser's i18n marker parser stops at "}"
+
+
+def test_healthz_reports_the_assistant_health(settings: Settings) -> None:
+    client = TestClient(build_http_app(FakeAssistant(), settings))
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"mode": "offline", "llm_reachable": None, "chroma_reachable": True}
+
+
+def test_healthz_answers_even_when_the_health_check_breaks(settings: Settings) -> None:
+    class Broken(FakeAssistant):
+        def health(self):
+            raise RuntimeError("chroma exploded")
+
+    response = TestClient(build_http_app(Broken(), settings)).get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"mode": "offline", "llm_reachable": None, "chroma_reachable": False}
+
+
+def test_the_page_is_served_at_the_root(settings: Settings) -> None:
+    client = TestClient(build_http_app(FakeAssistant(), settings))
+    page = client.get("/")
+    assert page.status_code == 200 and "<html" in page.text.lower()
+    config = client.get("/config").json()
+    assert config["title"] == "Sizing Assistant"
+
+
+def run_sizing(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SIZING_DATA_DIR": str(tmp_path / "data")}
+    return subprocess.run(
+        [sys.executable, "-m", "assistant", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+def test_serve_help_names_host_and_port(tmp_path: Path) -> None:
+    proc = run_sizing("serve", "--help", tmp_path=tmp_path)
+    assert proc.returncode == 0
+    assert "--host" in proc.stdout and "--port" in proc.stdout
+
+
+def test_serve_on_a_busy_port_is_one_clear_line(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = run_sizing("serve", "--port", str(port), tmp_path=tmp_path)
+    assert proc.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_serve_rejects_an_impossible_port(tmp_path: Path) -> None:
+    proc = run_sizing("serve", "--port", "70000", tmp_path=tmp_path)
+    assert proc.returncode == 2 and "between 1 and 65535" in proc.stderr
