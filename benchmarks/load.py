@@ -4,7 +4,8 @@ Run (starts its own offline `sizing serve` on a free loopback port, warms the in
     .venv/bin/python benchmarks/load.py
 Against an app that is already running (e.g. the compose stack or a port-forwarded pod):
     .venv/bin/python benchmarks/load.py --url http://127.0.0.1:7860
-Options: --sessions 50 --messages 5 (defaults), --json for one machine-readable line.
+Options: --sessions 50 --messages 5 (defaults), --json for one machine-readable line,
+--data-dir DIR to keep the started app's index between runs.
 
 Each session is one gradio_client.Client (its own session hash, so its own gr.State on the
 server, like one browser tab) holding a sizing conversation of --messages turns through the
@@ -93,8 +94,12 @@ def wait_until_healthy(url: str, server: subprocess.Popen[bytes], log_path: Path
 
 
 @contextmanager
-def started_app(omp_threads: int) -> Iterator[str]:
-    """An offline `sizing serve` on a free loopback port with its own data folder; yields its URL."""
+def started_app(omp_threads: int, data_dir: Path | None) -> Iterator[tuple[str, int]]:
+    """An offline `sizing serve` on a free loopback port; yields its URL and pid.
+
+    `data_dir` None: a throwaway folder. A folder you pass keeps its index between runs
+    (ingest is idempotent, so a second run skips the embedding work).
+    """
     sizing = Path(sys.executable).parent / "sizing"
     if not sizing.exists():
         raise SystemExit(f"{sizing} not found: run from the project's virtual environment (make install)")
@@ -102,7 +107,7 @@ def started_app(omp_threads: int) -> Iterator[str]:
     # The default single-process shape: embedded Chroma in a throwaway folder, no LLM. Other
     # shapes (a Chroma server, an LLM) are measured with --url against them.
     env = {name: value for name, value in os.environ.items() if not name.startswith("SIZING_")}
-    env["SIZING_DATA_DIR"] = str(workdir / "data")
+    env["SIZING_DATA_DIR"] = str(data_dir or workdir / "data")
     # As deploy/Dockerfile sets it (see the reason there); --omp-threads measures other values.
     env["OMP_NUM_THREADS"] = str(omp_threads)
     env["GRADIO_ANALYTICS_ENABLED"] = "False"
@@ -120,7 +125,7 @@ def started_app(omp_threads: int) -> Iterator[str]:
         )
     try:
         wait_until_healthy(url, server, log_path)
-        yield url
+        yield url, server.pid
     finally:
         server.send_signal(signal.SIGINT)
         try:
@@ -188,7 +193,21 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(rank, len(ordered)) - 1]
 
 
-def drive(url: str, sessions: int, messages: int, timeout: float) -> dict[str, object]:
+def process_cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU time of a local process (Linux /proc), or None when it is not ours to read."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    # After the ")" closing the command name, utime and stime are the 12th and 13th fields.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def drive(
+    url: str, sessions: int, messages: int, timeout: float, server_pid: int | None = None
+) -> dict[str, object]:
     start = threading.Barrier(sessions)
     outcomes: list[SessionOutcome] = [SessionOutcome() for _ in range(sessions)]
 
@@ -198,6 +217,7 @@ def drive(url: str, sessions: int, messages: int, timeout: float) -> dict[str, o
     threads = [threading.Thread(target=worker, args=(n,), name=f"session-{n}") for n in range(sessions)]
     # The load generator shares the machine with a server started here: report what it used.
     client_cpu_before = time.process_time()
+    server_cpu_before = process_cpu_seconds(server_pid)
     began = time.perf_counter()
     for thread in threads:
         thread.start()
@@ -205,6 +225,12 @@ def drive(url: str, sessions: int, messages: int, timeout: float) -> dict[str, o
         thread.join()
     wall = time.perf_counter() - began
     client_cpu = time.process_time() - client_cpu_before
+    server_cpu_after = process_cpu_seconds(server_pid)
+    server_cpu = (
+        server_cpu_after - server_cpu_before
+        if server_cpu_before is not None and server_cpu_after is not None
+        else None
+    )
     latencies = [latency for outcome in outcomes for latency in outcome.latencies]
     errors = [error for outcome in outcomes for error in outcome.errors]
     report: dict[str, object] = {
@@ -221,6 +247,11 @@ def drive(url: str, sessions: int, messages: int, timeout: float) -> dict[str, o
         "messages_per_s": round(len(latencies) / wall, 2) if wall else None,
         "cpus": os.cpu_count(),
         "client_cpu_s": round(client_cpu, 1),
+        # Server CPU per answered message: the cost that sizes replicas, whatever else runs here.
+        "server_cpu_s": round(server_cpu, 1) if server_cpu is not None else None,
+        "server_cpu_ms_per_message": round(1000 * server_cpu / len(latencies))
+        if server_cpu is not None and latencies
+        else None,
         "load_average_1min": round(os.getloadavg()[0], 1),
         "error_samples": errors[:5],
     }
@@ -239,6 +270,11 @@ def main(argv: list[str] | None = None) -> int:
         default=1,
         help="OMP_NUM_THREADS of the started app (default 1, as the image)",
     )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="index folder for the started app, kept between runs (default: temporary)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as one JSON line")
     args = parser.parse_args(argv)
     if args.sessions < 1 or args.messages < 1:
@@ -247,8 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.url:
         report = drive(args.url.rstrip("/"), args.sessions, args.messages, args.timeout)
     else:
-        with started_app(args.omp_threads) as url:
-            report = drive(url, args.sessions, args.messages, args.timeout)
+        with started_app(args.omp_threads, args.data_dir) as (url, pid):
+            report = drive(url, args.sessions, args.messages, args.timeout, server_pid=pid)
 
     if args.json:
         print(json.dumps(report))
@@ -258,6 +294,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"answered      {report['answered']} / {report['messages']}   errors {report['errors']}")
         print(f"latency       p50 {report['p50_s']} s   p95 {report['p95_s']} s   max {report['max_s']} s")
         print(f"throughput    {report['messages_per_s']} messages/s over {report['wall_s']} s")
+        if report["server_cpu_s"] is not None:
+            print(
+                f"server CPU    {report['server_cpu_s']} CPU-s = "
+                f"{report['server_cpu_ms_per_message']} ms per answered message"
+            )
         print(
             f"machine       client used {report['client_cpu_s']} CPU-s; 1-min load average at the end "
             f"{report['load_average_1min']} (other processes share these CPUs)"
