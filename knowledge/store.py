@@ -270,11 +270,19 @@ class ArticleStore:
 
     def _forget_client(self) -> None:
         client, self._client, self._collection, self._ready = self._client, None, None, False
-        if client is not None:
-            try:
-                client.close()  # type: ignore[attr-defined]  # Client has it; the ClientAPI protocol lacks it
-            except Exception as exc:  # closing a broken client must not hide the original problem
-                log.debug("closing the Chroma client failed: %s", exc)
+        if client is None:
+            return
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        try:
+            # Chroma 1.5 stops a released system but leaves its httpx pool open: remember the systems
+            # behind this client (and its internal admin client) to close their pools afterwards.
+            systems = [client._system, client._admin_client._system] if self.chroma_url else []  # type: ignore[attr-defined]
+            client.close()  # type: ignore[attr-defined]  # Client has it; the ClientAPI protocol lacks it
+            if systems:
+                _close_http_pools(systems, SharedSystemClient)
+        except Exception as exc:  # closing a broken client must not hide the original problem
+            log.debug("closing the Chroma client failed: %s", exc)
 
     # ---- ingestion --------------------------------------------------------------------------------
 
@@ -380,6 +388,31 @@ class ArticleStore:
                 )
             )
         return passages
+
+
+def _close_http_pools(systems: list[Any], shared: Any) -> None:
+    """Close the HTTP connection pools of Chroma systems that no client uses any more.
+
+    `Client.close()` stops a system once its last client is gone but never closes the httpx session
+    of that system's HTTP client, and `AdminClient.from_system` leaves an unreferenced alias of the
+    client's system in the shared cache. Both keep sockets to the server open until garbage
+    collection. Systems still held by another client are left alone.
+    """
+    live = {
+        id(system)
+        for identifier, system in shared._identifier_to_system.items()
+        if identifier in shared._identifier_to_refcount
+    }
+    for identifier, system in list(shared._identifier_to_system.items()):
+        if identifier not in shared._identifier_to_refcount and id(system) not in live:
+            shared._identifier_to_system.pop(identifier, None)  # a stale alias of a released system
+    for system in systems:
+        if id(system) in live:
+            continue
+        for component in getattr(system, "_instances", {}).values():
+            session = getattr(component, "_session", None)
+            if session is not None:
+                session.close()
 
 
 def _first_line(exc: BaseException) -> str:

