@@ -232,3 +232,27 @@ def test_probe_fails_when_nothing_listens() -> None:
     result = run_probe(free_port)
     assert result.returncode == 1
     assert "unreachable" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_installed_package_ships_every_data_file_the_app_reads() -> None:
+    # The image installs the project as a wheel (not editable), so a data file that no
+    # package-data pattern covers exists in the repository but not in the container.
+    import tomllib
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    package_data: dict[str, list[str]] = pyproject["tool"]["setuptools"]["package-data"]
+    shipped = {
+        path
+        for package, patterns in package_data.items()
+        for pattern in patterns
+        for path in (ROOT / package).glob(pattern)
+    }
+    data_files = [
+        path
+        for package in ("tools", "knowledge", "assistant")
+        for path in (ROOT / package).rglob("*")
+        if path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts
+    ]
+    assert data_files, "no data files found: the scan is broken"
+    missing = sorted(str(path.relative_to(ROOT)) for path in data_files if path not in shipped)
+    assert not missing, f"not covered by [tool.setuptools.package-data]: {missing}"
