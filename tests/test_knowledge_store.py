@@ -187,7 +187,7 @@ def test_reopened_collection_gets_our_embedding_function_back(store: ArticleStor
         found = collection.query(query_texts=["bytes per parameter"], n_results=1, where={"lang": "en"})
         assert found["ids"][0] == ["en/weights.md#bytes-per-parameter"]
     finally:
-        client.close()
+        client.close()  # type: ignore[attr-defined]  # Client has it; the ClientAPI protocol lacks it
 
 
 def test_importing_knowledge_builds_nothing() -> None:
