@@ -9,7 +9,7 @@ interrupted run loses nothing and `--resume` picks up where it stopped.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -178,7 +178,7 @@ def run_task(plan: ComparePlan, clients: dict[str, Any], index: int, task: Task)
     )
 
 
-def iter_compare(plan: ComparePlan, skip: Iterable[str] = ()) -> Iterator[TaskResult]:
+def iter_compare(plan: ComparePlan, skip: Iterable[str] = ()) -> Generator[TaskResult, None, None]:
     """Results as tasks finish (not in file order), `plan.concurrency` tasks at a time."""
     plan.check()
     skipped = set(skip)
