@@ -56,6 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    # HTTP clients log every request at INFO; that is noise on a terminal.
+    for noisy in ("httpx", "httpcore", "urllib3", "chromadb.telemetry"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         return int(args.handler(args, settings) or 0)
     except SizingError as exc:
