@@ -76,12 +76,31 @@ def test_bars_share_one_scale_and_the_need_line_marks_the_total() -> None:
     need_bar, *card_bars = widths(html)
     assert need_bar == round(sized.total_gb / scale * 100, 2)
     assert card_bars == [round(gb / scale * 100, 2) for gb in (43.2, 72.0, 172.8)]
+    # With no engine reserve, every row's line sits where the need bar ends.
     lines = set(re.findall(r'class="vc-need-line" style="left:([0-9.]+)%"', html))
-    assert lines == {f"{need_bar:.2f}"}, "one need line, at the same place in every row"
+    assert lines == {f"{need_bar:.2f}"}
     # The three stacked segments split the need bar in proportion.
     segments = [float(w) for w in re.findall(r'class="vc-seg [^"]+" style="width:([0-9.]+)%"', html)]
     assert abs(sum(segments) - 100) < 0.05
     assert segments[0] > segments[1] > segments[2]
+
+
+def test_each_row_marks_what_that_option_must_hold() -> None:
+    # vLLM keeps 10% of each card free: a 172.8 GB option needs 20 GB more than the bare total,
+    # so a bar longer than the bare need can still fall short, and the chart must show it.
+    sized = result()
+    reserve = [4.3, 7.2, 20.0]
+    options = [
+        o.model_copy(update={"headroom_gb": round(o.usable_gb - sized.total_gb - r, 1), "fits": False})
+        for o, r in zip(sized.options, reserve, strict=True)
+    ]
+    html = memory_chart_html(sized.model_copy(update={"options": options, "recommended": None}), "en")
+    option_needs = [round(o.usable_gb - o.headroom_gb, 1) for o in options]
+    scale = max(*option_needs, *(o.usable_gb for o in options)) * SCALE_MARGIN
+    lines = [float(x) for x in re.findall(r'class="vc-need-line" style="left:([0-9.]+)%"', html)]
+    assert lines[1:] == [round(need / scale * 100, 2) for need in option_needs]
+    assert widths(html)[-1] < lines[-1], "the short option's bar ends before its line"
+    assert "needs 174.8 GB" in html and "does not fit, 2.0 GB short" in html
 
 
 def test_each_card_says_whether_it_fits_and_the_recommended_is_marked() -> None:

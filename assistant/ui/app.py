@@ -46,7 +46,9 @@ APP_CSS = (
 #app-header p { margin-top: 0; opacity: 0.8; }
 #chat-input textarea { font-size: 16px; }
 #sales-draft-preview td:last-child, #sales-draft-preview th:last-child { white-space: nowrap; text-align: right; }
+#calc-verdict table td, #calc-verdict table th { padding: 6px 8px; }
 @media (max-width: 480px) {
+  #calc-verdict table { display: block; overflow-x: auto; font-size: 0.85em; }
   .gradio-container { padding-left: 6px !important; padding-right: 6px !important; }
   #app-header h1 { font-size: 1.5em; }
 }
@@ -233,7 +235,7 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
             )
         with gr.Tabs():
             with gr.Tab(_label("Chat"), id="chat"), gr.Row(equal_height=False):
-                with gr.Column(scale=3, min_width=320):
+                with gr.Column(scale=5, min_width=320):
                     chatbot = gr.Chatbot(
                         label=_label("Conversation"),
                         show_label=False,

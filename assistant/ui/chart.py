@@ -1,8 +1,9 @@
 """The calculator's memory chart: what a configuration needs against what each card offers.
 
 A stacked bar (weights, KV cache, overhead) for the memory needed, then one bar per card
-option for its usable memory, all on one scale, with a line marking the need across every
-row: a card fits when its bar reaches past the line. Plain HTML and CSS (no plotting
+option for its usable memory, all on one scale. A dashed line in each row marks what that
+option must hold (the need plus what the engine keeps in reserve there): a card fits when
+its bar reaches past its line. Plain HTML and CSS (no plotting
 library, nothing fetched), so it stays readable at phone width and in dark mode, and the
 numbers are also in the text for screen readers.
 """
@@ -48,6 +49,7 @@ CHART_CSS = """
 .dark .vram-chart .vc-card.vc-fits .vc-value { color: #4ade80; }
 .vram-chart .vc-need-line { position: absolute; top: -4px; bottom: -4px; width: 0;
   border-left: 2px dashed var(--body-text-color); }
+.vram-chart .vc-line-key { display: inline-block; width: 0; height: 14px; border-left: 2px dashed var(--body-text-color); }
 .vram-chart .vc-recommended .vc-name::after { content: " ★"; color: #eab308; }
 """
 
@@ -59,8 +61,11 @@ def _percent(value: float, scale: float) -> str:
 def memory_chart_html(result: SizingResult, lang: Lang) -> str:
     """The chart for one calculation, as an HTML fragment (styled by CHART_CSS)."""
     need = result.total_gb
-    scale = max([need, *(option.usable_gb for option in result.options)]) * SCALE_MARGIN or 1.0
-    need_left = _percent(need, scale)
+    # What each option must hold: its usable memory less its headroom. It exceeds `need` by the
+    # share the engine keeps free (vLLM's 1 - gpu_memory_utilization) and per-card overheads.
+    option_needs = [option.usable_gb - option.headroom_gb for option in result.options]
+    widest = max([need, *option_needs, *(option.usable_gb for option in result.options)])
+    scale = widest * SCALE_MARGIN or 1.0
     parts = [
         ("vc-weights", text("weights", lang), result.weights_gb),
         ("vc-kv", text("kv_cache", lang), result.kv_cache_gb),
@@ -76,15 +81,14 @@ def memory_chart_html(result: SizingResult, lang: Lang) -> str:
         f'title="{escape(name)}: {format_number(gb, lang, 1)} GB"></div>'
         for css, name, gb in parts
     )
-    need_line = f'<div class="vc-need-line" style="left:{need_left}" aria-hidden="true"></div>'
     rows = [
         '<div class="vc-row vc-need">'
         f'<div class="vc-label"><span class="vc-name">{escape(text("chart_needed", lang))}</span>'
         f'<span class="vc-value">{format_number(need, lang, 1)} GB</span></div>'
-        f'<div class="vc-track"><div class="vc-bar" style="width:{need_left}">{segments}</div>'
-        f"{need_line}</div></div>"
+        f'<div class="vc-track"><div class="vc-bar" style="width:{_percent(need, scale)}">{segments}</div>'
+        f"{_need_line(need, scale)}</div></div>"
     ]
-    for option in result.options:
+    for option, option_need in zip(result.options, option_needs, strict=True):
         fits = option.fits
         verdict = (
             text("fits_spare", lang, gb=format_number(option.headroom_gb, lang, 1))
@@ -94,22 +98,28 @@ def memory_chart_html(result: SizingResult, lang: Lang) -> str:
         option_id = option.card_class or option.card
         recommended = " vc-recommended" if result.recommended and option_id == result.recommended else ""
         state = "vc-fits" if fits else "vc-short"
+        usable = f"{format_number(option.usable_gb, lang, 1)} GB {text('usable', lang)}"
+        needs = text("needs_here", lang, gb=format_number(option_need, lang, 1))
         rows.append(
             f'<div class="vc-row vc-card {state}{recommended}" data-fits="{str(fits).lower()}">'
             f'<div class="vc-label"><span class="vc-name">{escape(option.label)}</span>'
-            f'<span class="vc-value">{format_number(option.usable_gb, lang, 1)} GB {escape(text("usable", lang))} · '
-            f"{escape(verdict)}</span></div>"
+            f'<span class="vc-value">{escape(usable)} · {escape(needs)} · {escape(verdict)}</span></div>'
             f'<div class="vc-track"><div class="vc-bar" style="width:{_percent(option.usable_gb, scale)}"></div>'
-            f"{need_line}</div></div>"
+            f"{_need_line(option_need, scale)}</div></div>"
         )
     title = escape(text("chart_title", lang))
     return (
         f'<figure class="vram-chart" aria-label="{title}">'
         f"<figcaption>{title}</figcaption>"
         f'<div class="vc-legend">{legend}'
-        f'<span class="vc-key">┆ {escape(text("need_line", lang, gb=format_number(need, lang, 1)))}</span></div>'
+        f'<span class="vc-key"><span class="vc-line-key" aria-hidden="true"></span>'
+        f"{escape(text('need_line', lang))}</span></div>"
         f"{''.join(rows)}</figure>"
     )
+
+
+def _need_line(gb: float, scale: float) -> str:
+    return f'<div class="vc-need-line" style="left:{_percent(gb, scale)}" aria-hidden="true"></div>'
 
 
 def empty_chart_html(message: str) -> str:

@@ -326,20 +326,19 @@ def verdict_markdown(result: SizingResult, lang: Lang) -> str:
     else:
         heading = "✗ " + text("verdict_none", lang)
     lines = [f"### {heading}", "", result.recommendation.strip(), ""]
-    header = [
-        text(key, lang) for key in ("col_card", "col_usable", "col_fits", "col_sequences", "col_decode")
-    ]
-    lines.append("| " + " | ".join(header) + " |")
-    lines.append("|---|---:|---:|---:|---:|")
+    # The speed column only when the engine estimated one (nothing runs when nothing fits).
+    with_speed = any(option.decode_tokens_per_s for option in result.options)
+    columns = ["col_card", "col_usable", "col_fits", "col_sequences"] + (["col_decode"] if with_speed else [])
+    lines.append("| " + " | ".join(text(key, lang) for key in columns) + " |")
+    lines.append("|---" + "|---:" * (len(columns) - 1) + "|")
     for option in result.options:
         headroom = format_number(option.headroom_gb, lang, 1, sign=True)
         fits = f"✓ {headroom} GB" if option.fits else f"✗ {headroom} GB"
         decode = format_number(option.decode_tokens_per_s, lang) if option.decode_tokens_per_s else "—"
         name = f"**{_md_cell(option.label)}**" if option is recommended else _md_cell(option.label)
-        lines.append(
-            f"| {name} | {format_number(option.usable_gb, lang, 1)} GB | {fits} | "
-            f"{format_number(option.max_concurrent_sequences, lang)} | {decode} |"
-        )
+        cells = [name, f"{format_number(option.usable_gb, lang, 1)} GB", fits]
+        cells += [format_number(option.max_concurrent_sequences, lang)] + ([decode] if with_speed else [])
+        lines.append("| " + " | ".join(cells) + " |")
     if recommended is not None and (recommended.serves or recommended.catch):
         lines.append("")
         if recommended.serves:

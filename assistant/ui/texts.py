@@ -76,7 +76,11 @@ TEXTS: dict[str, dict[Lang, str]] = {
     "fits": {"en": "fits", "es": "cabe"},
     "fits_spare": {"en": "fits, {gb} GB spare", "es": "cabe, sobran {gb} GB"},
     "short_by": {"en": "does not fit, {gb} GB short", "es": "no cabe, faltan {gb} GB"},
-    "need_line": {"en": "need: {gb} GB", "es": "necesaria: {gb} GB"},
+    "need_line": {
+        "en": "what each option must hold, with the engine's reserve",
+        "es": "lo que cada opción debe alojar, con la reserva del motor",
+    },
+    "needs_here": {"en": "needs {gb} GB", "es": "necesita {gb} GB"},
     "verdict_fits": {"en": "Recommended: {label}", "es": "Recomendada: {label}"},
     "verdict_none": {
         "en": "None of these cards fits this configuration",

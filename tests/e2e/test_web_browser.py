@@ -84,10 +84,18 @@ def test_a_question_gets_an_answer_with_arithmetic_and_caveat(served_app, browse
     assert "sizing compare" in answer, answer  # the quantization caveat points to the measuring tool
     steps = page.locator("#chatbot .thought-group .title")
     assert steps.count() >= 1
-    # A step is a collapsible that opens with the keyboard.
+    assert "VRAM" in " ".join(steps.all_inner_texts())  # the calculation is one of the steps
+    page.screenshot(path=str(artifacts / "chat-answer.png"), full_page=True)
+    # A step is a collapsible that opens with the keyboard and shows its detail.
     steps.first.focus()
     steps.first.press("Enter")
-    page.screenshot(path=str(artifacts / "chat-answer.png"), full_page=True)
+    opened = page.locator("#chatbot .thought-group .title.expanded")
+    opened.first.wait_for(timeout=UPDATE_TIMEOUT_MS)
+    detail = page.locator("#chatbot .thought-group .content").first
+    assert detail.inner_text().strip()
+    # The chat scrolls inside its own panel; show its top (question and steps) for the screenshot.
+    page.evaluate("document.querySelector('#chatbot [role=log]').scrollTop = 0")
+    page.screenshot(path=str(artifacts / "chat-steps.png"), full_page=True)
     page.context.close()
 
 
@@ -144,6 +152,12 @@ def test_sales_draft_in_the_customer_language(served_app, browser, artifacts: Pa
     assert "GB" in answer
     page.locator("#sales-draft input, #sales-draft textarea").first.fill("Marta")
     page.get_by_role("button", name="Redactar la respuesta al cliente").click()
+    preview = page.locator("#sales-draft-preview")
+    preview.wait_for(timeout=UPDATE_TIMEOUT_MS)
+    assert preview.inner_text().startswith("Hola, Marta:")
+    assert preview.locator("table").count() == 1  # the arithmetic renders as a table
+    # The Markdown source, to copy, sits in a collapsed section under the preview.
+    page.get_by_text("Texto Markdown").click()
     draft = page.locator("#sales-draft-text textarea")
     draft.wait_for(timeout=UPDATE_TIMEOUT_MS)
     text = draft.input_value()
