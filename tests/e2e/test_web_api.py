@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
@@ -20,10 +22,21 @@ QUESTIONS = (
 )
 
 
-def client_for(url: str):
+@pytest.fixture
+def client_for() -> Iterator[Callable[[str], Any]]:
+    """Opens gradio_client sessions (one Client = one visitor) and closes them after the test."""
     from gradio_client import Client
 
-    return Client(url, verbose=False, download_files=False)
+    opened: list[Client] = []
+
+    def open_client(url: str) -> Client:
+        client = Client(url, verbose=False, download_files=False, analytics_enabled=False)
+        opened.append(client)
+        return client
+
+    yield open_client
+    for client in opened:
+        client.close()
 
 
 def test_healthz_reports_mode_and_dependencies(served_app) -> None:
@@ -36,12 +49,12 @@ def test_healthz_reports_mode_and_dependencies(served_app) -> None:
     assert isinstance(health["chroma_reachable"], bool)
 
 
-def test_only_chat_and_calculate_are_public_endpoints(served_app) -> None:
+def test_only_chat_and_calculate_are_public_endpoints(served_app, client_for) -> None:
     endpoints = client_for(served_app.url).view_api(print_info=False, return_format="dict")
     assert set(endpoints["named_endpoints"]) == {"/chat", "/calculate"}
 
 
-def test_calculate_returns_the_sizing_json(served_app) -> None:
+def test_calculate_returns_the_sizing_json(served_app, client_for) -> None:
     client = client_for(served_app.url)
     result = client.predict(
         model="llama-3.1-70b",
@@ -61,7 +74,7 @@ def test_calculate_returns_the_sizing_json(served_app) -> None:
     assert {option["card_class"] for option in result["options"]} >= {"48gb", "80gb", "2x80gb"}
 
 
-def test_calculate_bad_input_is_a_clear_error(served_app) -> None:
+def test_calculate_bad_input_is_a_clear_error(served_app, client_for) -> None:
     from gradio_client.exceptions import AppError
 
     client = client_for(served_app.url)
@@ -83,7 +96,7 @@ def test_calculate_bad_input_is_a_clear_error(served_app) -> None:
     assert "Traceback" not in str(failure.value)
 
 
-def test_chat_keeps_each_client_conversation(served_app) -> None:
+def test_chat_keeps_each_client_conversation(served_app, client_for) -> None:
     client = client_for(served_app.url)
     first = client.predict("What GPU for Llama 3.1 70B in fp8 with 8 users?", api_name="/chat")
     assert "GB" in first
@@ -94,7 +107,7 @@ def test_chat_keeps_each_client_conversation(served_app) -> None:
     assert stranger != follow_up
 
 
-def test_twenty_visitors_at_once_all_get_answers(served_app) -> None:
+def test_twenty_visitors_at_once_all_get_answers(served_app, client_for) -> None:
     clients = [client_for(served_app.url) for _ in range(CONCURRENT_VISITORS)]
 
     def visit(index: int) -> str:
@@ -109,7 +122,7 @@ def test_twenty_visitors_at_once_all_get_answers(served_app) -> None:
         assert "wait about" not in answer and "Espere unos" not in answer
 
 
-def test_rate_limit_answers_politely_per_session(served_app) -> None:
+def test_rate_limit_answers_politely_per_session(served_app, client_for) -> None:
     client = client_for(served_app.url)
     limit = served_app.rate_limit_per_minute
     answers = [client.predict(f"70b with {n} users?", api_name="/chat") for n in range(1, limit + 2)]
