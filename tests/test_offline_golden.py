@@ -103,7 +103,8 @@ def check_answer(answer: str, calculations: list[SizingResult], case: dict[str, 
 
 @pytest.fixture()
 def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path)
+    # Explicit, so no SIZING_* variable of the machine running the tests can turn on LLM mode.
+    return Settings(data_dir=tmp_path, llm_base_url=None, llm_model=None, chroma_url=None)
 
 
 def test_there_are_at_least_thirty_golden_questions_in_both_languages() -> None:

@@ -86,7 +86,9 @@ def test_fallback_answer_is_the_offline_answer_with_a_notice(tmp_path: Path) -> 
     question = "¿Qué GPU para Llama 3.1 70B a 4 bits?"
     with StubOpenAI([error(503, "overloaded")]) as stub:
         reply = llm_assistant(stub.url, tmp_path).answer(question)
-    offline = build_assistant(Settings(data_dir=tmp_path), store=Shelf()).answer(question)
+    offline = build_assistant(
+        Settings(data_dir=tmp_path, llm_base_url=None, llm_model=None), store=Shelf()
+    ).answer(question)
     assert reply.mode == "offline" and reply.language == "es"
     assert reply.notice and reply.notice.startswith("El modelo de lenguaje no está disponible")
     assert reply.answer == offline.answer

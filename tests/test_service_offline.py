@@ -96,7 +96,8 @@ class FakeStore:
 
 @pytest.fixture()
 def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path)
+    # Explicit, so no SIZING_* variable of the machine running the tests can turn on LLM mode.
+    return Settings(data_dir=tmp_path, llm_base_url=None, llm_model=None, chroma_url=None)
 
 
 @pytest.fixture()
@@ -201,9 +202,12 @@ def test_health_offline(settings: Settings) -> None:
 
 def test_build_assistant_is_offline_without_an_llm_and_connects_lazily(settings: Settings) -> None:
     assistant = build_assistant(settings)
-    assert assistant.mode == "offline" and assistant.chat_model is None
+    assert assistant.mode == "offline", "no LLM configured"
+    assert assistant.chat_model is None
     assert assistant.store is not None
-    assert not (settings.data_dir / "chroma").exists(), "nothing is built before the first search"
+    assert not settings.chroma_path.exists(), (
+        f"nothing is built before the first search: {settings.chroma_path}"
+    )
 
 
 def test_instructions_in_a_message_do_not_change_the_verdict(assistant: Assistant) -> None:
