@@ -105,8 +105,16 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
             assistant, limits, message, session, _browser_lang(request), time.monotonic()
         )
 
-    def take_message(message: str) -> tuple[str, str]:
-        return "", message
+    # While a turn runs the question box is locked: a second message sent meanwhile would start
+    # from the state before the first answer and overwrite it.
+    def take_message(message: str) -> tuple[Any, Any, str]:
+        return gr.Textbox(value="", interactive=False), gr.Button(interactive=False), message
+
+    def lock_input() -> tuple[Any, Any]:
+        return gr.Textbox(interactive=False), gr.Button(interactive=False)
+
+    def unlock_input() -> tuple[Any, Any]:
+        return gr.Textbox(interactive=True), gr.Button(interactive=True)
 
     def pick_example(event: gr.SelectData) -> str:
         value = event.value
@@ -371,31 +379,39 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
             "concurrency_id": "chat",
             "concurrency_limit": settings.concurrency_limit,
         }
+        turn_kwargs: dict[str, Any] = {
+            "fn": chat_stream,
+            "inputs": [pending_message, chatbot, session],
+            "outputs": [chatbot, session],
+            "api_visibility": "private",
+            "show_progress": "minimal",
+            **chat_kwargs,
+        }
+        unlock_kwargs: dict[str, Any] = {
+            "fn": unlock_input,
+            "outputs": [message, send],
+            "queue": False,
+            "api_visibility": "private",
+        }
+        # Back to the question box, with the focus, for the next question (keyboard users).
+        refocus_kwargs: dict[str, Any] = {
+            "fn": None,
+            "js": "() => { document.querySelector('#chat-input textarea')?.focus(); }",
+            "queue": False,
+        }
         gr.on(
             triggers=[message.submit, send.click],
             fn=take_message,
             inputs=[message],
-            outputs=[message, pending_message],
+            outputs=[message, send, pending_message],
             queue=False,
             api_visibility="private",
-        ).then(
-            chat_stream,
-            inputs=[pending_message, chatbot, session],
-            outputs=[chatbot, session],
-            api_visibility="private",
-            show_progress="minimal",
-            **chat_kwargs,
-        )
+        ).then(**turn_kwargs).then(**unlock_kwargs).then(**refocus_kwargs)
         chatbot.example_select(
             pick_example, outputs=[pending_message], queue=False, api_visibility="private"
-        ).then(
-            chat_stream,
-            inputs=[pending_message, chatbot, session],
-            outputs=[chatbot, session],
-            api_visibility="private",
-            show_progress="minimal",
-            **chat_kwargs,
-        )
+        ).then(lock_input, outputs=[message, send], queue=False, api_visibility="private").then(
+            **turn_kwargs
+        ).then(**unlock_kwargs).then(**refocus_kwargs)
         gr.on(
             triggers=[restart.click, chatbot.clear],
             fn=new_conversation,

@@ -32,8 +32,13 @@ def ask(page: Any, question: str) -> str:
     box = page.locator("#chat-input textarea")
     box.click()
     box.fill(question)
-    box.press("Enter")
     answers_before = page.locator('[data-testid="bot"] .message-content').count()
+    box.press("Enter")
+    return wait_for_answer(page, answers_before)
+
+
+def wait_for_answer(page: Any, answers_before: int) -> str:
+    """Wait until a new answer has finished (steps done, sources shown) and return its text."""
     # Done when the steps have finished and the answer shows its sources line.
     page.wait_for_function(
         """([before]) => {
@@ -44,6 +49,11 @@ def ask(page: Any, question: str) -> str:
         }""",
         arg=[answers_before],
         timeout=ANSWER_TIMEOUT_MS,
+    )
+    # The box unlocks and takes the focus back, ready for the next question.
+    page.wait_for_function(
+        "() => document.activeElement === document.querySelector('#chat-input textarea')",
+        timeout=UPDATE_TIMEOUT_MS,
     )
     return str(page.locator('[data-testid="bot"] .message-content').last.inner_text())
 
@@ -179,8 +189,10 @@ def test_phone_width_is_usable(served_app, browser, artifacts: Path) -> None:
     no_sideways_scroll = "() => document.documentElement.scrollWidth <= window.innerWidth + 1"
     assert page.evaluate(no_sideways_scroll)
     assert page.locator("#chat-input textarea").is_visible()
-    answer = ask(page, "70b with 4 users?")
-    assert "GB" in answer
+    # An example question starts a turn with one tap.
+    page.get_by_text("¿Qué GPU necesito para un modelo 70B con 20 usuarios?").click()
+    answer = wait_for_answer(page, 0)
+    assert "GB" in answer and "Fuentes" in answer  # a Spanish question gets a Spanish answer
     assert page.evaluate(no_sideways_scroll)
     page.screenshot(path=str(artifacts / "phone-chat.png"), full_page=True)
     open_calculator(page)
