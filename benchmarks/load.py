@@ -12,8 +12,10 @@ server, like one browser tab) holding a sizing conversation of --messages turns 
 app's `chat` API; all sessions start together. A reply counts as an error when the call
 raises, the answer lacks GB figures (every question is a sizing question), or it does not
 name the model the session is talking about (follow-ups name none, so this also catches a
-conversation state served to the wrong session). Prints p50/p95/max latency per
-message, throughput and errors; exits 1 when any message failed. Target: 0 errors and
+conversation state served to the wrong session). Before the run it times single messages,
+one at a time, over Gradio's plain HTTP API and through gradio_client, to separate the
+server's time from the client library's. Prints p50/p95/max latency per message,
+throughput and errors; exits 1 when any message failed. Target: 0 errors and
 p95 <= 3 s with the server on 2 cores (client and server share the machine when started here).
 Only loopback or the --url you give is contacted; the started server ignores SIZING_* from the
 environment and runs offline (no LLM) on an embedded index in a temporary folder.
@@ -205,9 +207,61 @@ def process_cpu_seconds(pid: int | None) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+BASELINE_CALLS = 10
+BASELINE_QUESTION = "What GPU do I need to serve Qwen2.5 14B?"
+
+
+def raw_http_answer(url: str, message: str, timeout: float) -> str:
+    """One `chat` call through Gradio's plain HTTP API (POST, then read the SSE result), no client library."""
+    request = urllib.request.Request(
+        f"{url}/gradio_api/call/chat",
+        data=json.dumps({"data": [message]}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        event_id = json.loads(response.read())["event_id"]
+    event = ""
+    with urllib.request.urlopen(f"{url}/gradio_api/call/chat/{event_id}", timeout=timeout) as stream:
+        for raw_line in stream:
+            line = raw_line.decode().strip()
+            if line.startswith("event:"):
+                event = line.partition(":")[2].strip()
+            elif line.startswith("data:") and event in ("complete", "error"):
+                if event == "error":
+                    raise RuntimeError(f"chat API error: {line}")
+                return str(json.loads(line.partition(":")[2])[0])
+    raise RuntimeError("chat API stream ended without a result")
+
+
+def baseline(url: str, timeout: float) -> dict[str, float]:
+    """Median latency of one message at a time: plain HTTP (the server's own time) vs gradio_client."""
+    from gradio_client import Client
+
+    expected = "Qwen2.5 14B"
+    raw: list[float] = []
+    for _ in range(BASELINE_CALLS):
+        began = time.perf_counter()
+        answer = raw_http_answer(url, BASELINE_QUESTION, timeout)
+        raw.append(time.perf_counter() - began)
+        if expected not in answer:
+            raise SystemExit(f"baseline: unexpected answer {answer[:200]!r}")
+    client = Client(url, verbose=False, analytics_enabled=False, download_files=False)
+    library: list[float] = []
+    for _ in range(BASELINE_CALLS):
+        began = time.perf_counter()
+        client.predict(BASELINE_QUESTION, api_name="/chat")
+        library.append(time.perf_counter() - began)
+    client.close()
+    return {
+        "single_raw_http_p50_s": round(statistics.median(raw), 3),
+        "single_gradio_client_p50_s": round(statistics.median(library), 3),
+    }
+
+
 def drive(
     url: str, sessions: int, messages: int, timeout: float, server_pid: int | None = None
 ) -> dict[str, object]:
+    alone = baseline(url, timeout)
     start = threading.Barrier(sessions)
     outcomes: list[SessionOutcome] = [SessionOutcome() for _ in range(sessions)]
 
@@ -245,6 +299,7 @@ def drive(
         "max_s": round(max(latencies), 3) if latencies else None,
         "wall_s": round(wall, 1),
         "messages_per_s": round(len(latencies) / wall, 2) if wall else None,
+        **alone,
         "cpus": os.cpu_count(),
         "client_cpu_s": round(client_cpu, 1),
         # Server CPU per answered message: the cost that sizes replicas, whatever else runs here.
@@ -294,6 +349,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"answered      {report['answered']} / {report['messages']}   errors {report['errors']}")
         print(f"latency       p50 {report['p50_s']} s   p95 {report['p95_s']} s   max {report['max_s']} s")
         print(f"throughput    {report['messages_per_s']} messages/s over {report['wall_s']} s")
+        print(
+            f"one at a time p50 {report['single_raw_http_p50_s']} s over plain HTTP, "
+            f"{report['single_gradio_client_p50_s']} s through gradio_client ({BASELINE_CALLS} calls each)"
+        )
         if report["server_cpu_s"] is not None:
             print(
                 f"server CPU    {report['server_cpu_s']} CPU-s = "
