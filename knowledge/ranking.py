@@ -12,6 +12,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 # Lexical evidence counts, but the multilingual embedding stays the main signal: BM25 alone cannot
 # match a Spanish question to an English section. 0.05 measured best on the golden questions and on
@@ -75,12 +76,18 @@ def terms(text: str) -> list[str]:
     return words
 
 
+@lru_cache(maxsize=4096)
+def _term_counts(document: str) -> Counter[str]:
+    """Term counts of a section; cached because the same sections come back query after query."""
+    return Counter(terms(document))
+
+
 def bm25_scores(query: str, documents: Sequence[str]) -> list[float]:
     """Okapi BM25 of the query against each document, with statistics taken over these documents."""
     query_terms = set(terms(query))
     if not query_terms or not documents:
         return [0.0] * len(documents)
-    doc_terms = [Counter(terms(doc)) for doc in documents]
+    doc_terms = [_term_counts(doc) for doc in documents]
     lengths = [sum(counts.values()) for counts in doc_terms]
     average_length = (sum(lengths) / len(lengths)) or 1.0
     n = len(documents)
