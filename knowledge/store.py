@@ -36,6 +36,8 @@ LANGUAGES = ("en", "es")
 CANDIDATES = 60
 # Chroma's own rule for collection names, checked early so a typo is a clear error, not a broken index.
 _COLLECTION_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]")
+# SQLite's words for a database another process is writing: a reason to wait, not to rebuild.
+_BUSY = re.compile(r"database is locked|database table is locked|busy", re.IGNORECASE)
 # Sections embedded per call during ingestion: bounds memory on large article sets.
 EMBED_BATCH = 32
 
@@ -243,6 +245,10 @@ class ArticleStore:
                 self._forget_client()
                 raise KnowledgeUnavailableError(
                     f"Chroma server at {self.chroma_url} failed: {_first_line(exc)}"
+                ) from None
+            if _BUSY.search(str(exc)):  # another process holds the index: wait for it, do not delete it
+                raise KnowledgeUnavailableError(
+                    f"knowledge index at {self.chroma_path} is busy: {_first_line(exc)}"
                 ) from None
             self._recover(exc)
             try:

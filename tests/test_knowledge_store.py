@@ -269,3 +269,17 @@ def test_malformed_chroma_url_is_a_clear_error(articles_dir: Path) -> None:
     )
     with store, pytest.raises(KnowledgeError, match="not an http"):
         store.search("anything")
+
+
+def test_a_locked_index_is_reported_not_deleted(store: ArticleStore) -> None:
+    from chromadb.errors import InternalError
+
+    store.ingest()
+
+    def locked() -> None:
+        raise InternalError("error returned from database: (code: 5) database is locked")
+
+    with pytest.raises(KnowledgeUnavailableError, match="busy"):
+        store._guarded(locked)
+    assert (store.chroma_path / "chroma.sqlite3").exists()
+    assert store.search("KV cache", k=1, lang="en")[0].section == "KV cache"
