@@ -6,6 +6,7 @@ import asyncio
 import socket
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import gradio as gr
@@ -23,17 +24,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def built(factory, *args):
-    """Run an app factory inside a running event loop.
+    """Run an app factory inside a running event loop, on a thread of its own.
 
     Gradio's safe_get_lock() opens a fresh asyncio loop, and leaves it unclosed, whenever it is
     called outside a running loop (gradio/utils.py); `sizing serve` does that once, but in a test
-    session the leaked loops surface later as ResourceWarnings in unrelated tests.
+    session the leaked loops surface later as ResourceWarnings in unrelated tests. The thread
+    keeps this independent of whatever loop the calling thread may have.
     """
 
     async def inside_a_loop():
         return factory(*args)
 
-    return asyncio.run(inside_a_loop())
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        return worker.submit(lambda: asyncio.run(inside_a_loop())).result()
 
 
 def build_app(assistant, settings):

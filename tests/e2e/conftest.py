@@ -111,7 +111,9 @@ def served_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedApp]:
         app.stop()
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API keeps an event loop running in the main thread while it is
+# open, which would break later tests in the session that start their own loop (asyncio.run).
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
         pytest.fail("Debian's chromium is not installed (apt-get install chromium; .ci/run does it)")
