@@ -235,8 +235,37 @@ def test_suggestions_make_it_fit_and_are_computed() -> None:
     result = calc(model="llama-3.1-70b", precision="bf16", gpu="h100-80gb")
     assert result.recommended is None
     text = " ".join(result.suggestions)
-    for needle in ("fp8", "Tensor parallel ×2", "smaller model"):
+    for needle in ("fp8", "Tensor parallel on 2× H100 80GB (SXM)", "smaller model"):
         assert needle in text
+
+
+def test_when_nothing_fits_the_alternatives_say_what_would() -> None:
+    """A 16-bit 70B fits no class: the result names hardware that holds it, each computed."""
+    result = calc(model="70b", precision="bf16")
+    assert result.recommended is None
+    labels = [option.label for option in result.alternatives]
+    assert labels == ["4× 80GB cards (A100 80GB / H100 80GB)", "2× H200"]
+    assert all(option.fits and option.max_concurrent_sequences > 0 for option in result.alternatives)
+    h200 = calc(model="70b", precision="bf16", gpu="h200:2").options[0]
+    assert result.alternatives[1].max_concurrent_sequences == h200.max_concurrent_sequences
+    text = " ".join(result.suggestions)
+    assert "Tensor parallel on 4× 80GB cards (A100 80GB / H100 80GB): 340.07 GB usable: fits" in text
+    assert "Larger cards: 2× H200" in text
+    assert calc(model="70b", precision="awq").alternatives == []
+
+
+def test_spanish_results_name_classes_and_models_in_spanish() -> None:
+    result = calc(model="70b", precision="bf16", lang="es")
+    assert result.model.name == "70B (referencia: Llama 3.1 70B)"
+    assert [option.label for option in result.options][:2] == [
+        "Clase 48GB (L40S, L40)",
+        "Clase 80GB (A100 80GB, H100 80GB)",
+    ]
+    written = " ".join([result.recommendation, *result.arithmetic, *result.suggestions])
+    for english in ("class (", "reference:", "Tensor parallel", "cards ("):
+        assert english not in written
+    assert "Paralelismo tensorial en 4 tarjetas de 80GB (A100 80GB / H100 80GB)" in written
+    assert result.alternatives[0].label == "4 tarjetas de 80GB (A100 80GB / H100 80GB)"
 
 
 def test_recommendation_picks_the_smallest_class_that_fits() -> None:
@@ -288,3 +317,13 @@ def test_llamacpp_keeps_the_input_embedding_in_host_memory() -> None:
     assert est.weights_bytes / 2**20 == pytest.approx(8148.38, rel=0.002)
     assert scenario.embedding_bytes / 2**20 == pytest.approx(417.66, rel=0.002)
     assert est.kv_bytes_per_sequence * 4 == 1536 * 2**20
+
+
+def test_llamacpp_fit_line_explains_the_weights_left_in_host_ram() -> None:
+    """The fit line's GPU weights differ from the weights line by the input embedding: it says so."""
+    result = calc(model="llama-3.1-8b", precision="q8_0", engine="ollama", gpu="l40s")
+    line = next(line for line in result.arithmetic if line.startswith("L40S:"))
+    assert f"(the {result.weights_gb:.2f} GB less the" in line
+    assert "input embedding, which stays in host RAM" in line
+    vllm = calc(model="llama-3.1-8b", gpu="l40s")
+    assert not any("host RAM" in line for line in vllm.arithmetic)

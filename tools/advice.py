@@ -16,9 +16,11 @@ from tools.calculator import (
     candidates,
     evaluate,
 )
+from tools.cards import card_facts, list_cards
 from tools.catalog import ResolvedModel, catalog_architecture, list_models
 from tools.engines import Hardware, vllm_activation_bytes, vllm_scheduler_defaults
 from tools.precision import token_embedding_bytes, weights
+from tools.schemas import Language
 from tools.texts import integer, number, text
 
 # Cheaper steps, in order, per engine family.
@@ -90,18 +92,49 @@ def _cheaper_precisions(scenario: Scenario) -> list[str]:
     return []
 
 
-def _doubled(target: Candidate) -> Candidate:
+def _doubled(target: Candidate, lang: Language) -> Candidate:
     members = [hw._replace(gpus=hw.gpus * 2) for hw in target.members]
+    gpus = members[0].gpus
     if target.card is not None:
         card_id = target.card.split(":")[0]
-        label = f"{members[0].gpus}× {target.label.split('× ')[-1]}"
-        return Candidate(None, f"{card_id}:{members[0].gpus}", label, members, {}, {})
-    label = (
-        f"{members[0].gpus}× " + target.label.split("(")[-1].rstrip(")")
-        if "(" in target.label
-        else target.label
+        label = f"{gpus}× {target.label.split('× ')[-1]}"
+        return Candidate(None, f"{card_id}:{gpus}", label, members, {}, {}, {})
+    per_card = target.per_card.get(lang)
+    label = text("multi_card", lang, gpus=gpus, per_card=per_card) if per_card else target.label
+    return Candidate(None, None, label, members, {}, {}, {})
+
+
+def _larger_card(scenario: Scenario, target: Candidate) -> Evaluation | None:
+    """As many GPUs as the target, of the smallest card with more memory per GPU that holds it."""
+    gpus = target.members[0].gpus
+    biggest = max(hw.usable_bytes_per_gpu for hw in target.members)
+    larger = sorted(
+        (
+            facts
+            for facts in map(card_facts, (card.id for card in list_cards()))
+            if facts.usable_bytes > biggest
+        ),
+        key=lambda facts: facts.usable_bytes,
     )
-    return Candidate(None, None, label, members, {}, {})
+    for facts in larger:
+        card = facts.card
+        label = card.name if gpus == 1 else f"{gpus}× {card.name}"
+        hw = Hardware(gpus, facts.usable_bytes, card.bandwidth_gbps, card.id)
+        spec = card.id if gpus == 1 else f"{card.id}:{gpus}"
+        ev = evaluate(scenario, Candidate(None, spec, label, [hw], {}, {}, {}))
+        if ev.option.fits:
+            return ev
+    return None
+
+
+def alternatives(scenario: Scenario, target: Evaluation) -> list[Evaluation]:
+    """Hardware beyond the target that holds the request unchanged: twice the GPUs, or as many
+    larger cards. Empty when neither does."""
+    found = [
+        evaluate(scenario, _doubled(target.candidate, scenario.lang)),
+        _larger_card(scenario, target.candidate),
+    ]
+    return [ev for ev in found if ev is not None and ev.option.fits]
 
 
 def _smaller_model(scenario: Scenario, target: Candidate) -> tuple[ResolvedModel, Evaluation] | None:
@@ -167,18 +200,27 @@ def _fit_suggestions(scenario: Scenario, target: Evaluation) -> list[str]:
                 )
             )
             break
-    doubled = _doubled(target.candidate)
-    ev = evaluate(scenario, doubled)
+    ev = evaluate(scenario, _doubled(target.candidate, lang))
     out.append(
         text(
             "sug_tp",
             lang,
-            gpus=doubled.members[0].gpus,
-            label=doubled.label,
+            label=ev.option.label,
             usable=number(ev.option.usable_gb, lang),
             verdict=_verdict(scenario, ev),
         )
     )
+    larger = _larger_card(scenario, target.candidate)
+    if larger:
+        out.append(
+            text(
+                "sug_larger_card",
+                lang,
+                label=larger.option.label,
+                usable=number(larger.option.usable_gb, lang),
+                verdict=_verdict(scenario, larger),
+            )
+        )
     return out
 
 
@@ -243,4 +285,4 @@ def suggestions(scenario: Scenario, evaluations: list[Evaluation], gpu: str | No
     return out
 
 
-__all__ = ["candidates", "recommendation", "suggestions", "with_precision"]
+__all__ = ["alternatives", "candidates", "recommendation", "suggestions", "with_precision"]

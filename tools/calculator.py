@@ -65,6 +65,7 @@ class Candidate(NamedTuple):
     members: list[Hardware]
     serves: dict[str, str]
     catch: dict[str, str]
+    per_card: dict[str, str]  # a class's card in words, per language (labels of ×N suggestions)
 
 
 class Scenario(NamedTuple):
@@ -140,7 +141,7 @@ def resolve_request_model(request: SizingRequest) -> ResolvedModel:
     return resolve(request.model, request.lang)
 
 
-def candidates(gpu: str | None) -> list[Candidate]:
+def candidates(gpu: str | None, lang: Language = "en") -> list[Candidate]:
     """The options to compare: every card class, one class by id ("80gb"), or one card (× N)."""
     classes = []
     for cls in card_classes():
@@ -148,7 +149,8 @@ def candidates(gpu: str | None) -> list[Candidate]:
         for card_id in cls.cards:
             facts = card_facts(card_id)
             members.append(Hardware(cls.gpus, facts.usable_bytes, facts.card.bandwidth_gbps, card_id))
-        classes.append(Candidate(cls.id, None, cls.label, members, cls.serves, cls.catch))
+        label = cls.labels.get(lang, cls.label)
+        classes.append(Candidate(cls.id, None, label, members, cls.serves, cls.catch, cls.per_card))
     wanted = (gpu or "").strip().lower().replace(" ", "")
     if wanted:
         chosen = [c for c in classes if c.card_class == wanted]
@@ -158,7 +160,7 @@ def candidates(gpu: str | None) -> list[Candidate]:
         facts = card_facts(card.id)
         hw = Hardware(count, facts.usable_bytes, card.bandwidth_gbps, card.id)
         label = card.name if count == 1 else f"{count}× {card.name}"
-        return [Candidate(None, card.id if count == 1 else f"{card.id}:{count}", label, [hw], {}, {})]
+        return [Candidate(None, card.id if count == 1 else f"{card.id}:{count}", label, [hw], {}, {}, {})]
     return classes
 
 
@@ -379,6 +381,17 @@ def _option_line(scenario: Scenario, ev: Evaluation) -> str:
                 "line_slack", lang, label=ev.option.label, slack=_gb(slack, lang), need=_gb(need, lang)
             )
         return line
+    host = scenario.weights.bytes - est.weights_bytes
+    if host > 0:
+        # llama.cpp keeps the input embedding (token lookup table) in host RAM, not on the GPU.
+        return text(
+            "line_option_host_embedding",
+            lang,
+            overhead=_gb(est.overhead_bytes, lang),
+            all_weights=_gb(scenario.weights.bytes, lang),
+            host=_gb(host, lang),
+            **fields,
+        )
     return text("line_option", lang, overhead=_gb(est.overhead_bytes, lang), **fields)
 
 
@@ -396,10 +409,10 @@ def required_usable_bytes(scenario: Scenario, est: Estimate) -> int:
 def calculate_vram(request: SizingRequest) -> SizingResult:
     """Size a model on every card class (or the requested card): the arithmetic, the verdicts,
     the recommendation, the quantization caveat and what would make it fit."""
-    from tools.advice import recommendation, suggestions
+    from tools.advice import alternatives, recommendation, suggestions
 
     scenario = build_scenario(request)
-    evaluations = [evaluate(scenario, c) for c in candidates(request.gpu)]
+    evaluations = [evaluate(scenario, c) for c in candidates(request.gpu, request.lang)]
     fitting = [ev for ev in evaluations if ev.option.fits]
     reference = fitting[0] if fitting else evaluations[-1]
     est = reference.estimate
@@ -427,4 +440,5 @@ def calculate_vram(request: SizingRequest) -> SizingResult:
         caveat=caveat(scenario),
         suggestions=suggestions(scenario, evaluations, request.gpu),
         below_16_bit=below_16_bit(scenario),
+        alternatives=[] if fitting else [ev.option for ev in alternatives(scenario, evaluations[-1])],
     )

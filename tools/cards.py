@@ -112,7 +112,9 @@ def _card_classes() -> tuple[CardClass, ...]:
         classes.append(
             CardClass(
                 id=raw["id"],
-                label=raw["label"],
+                label=raw["label"]["en"],
+                labels=dict(raw["label"]),
+                per_card=dict(raw["per_card"]),
                 cards=list(raw["cards"]),
                 gpus=int(raw["gpus"]),
                 usable_gb=round(usable * int(raw["gpus"]) / GB, 2),

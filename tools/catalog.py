@@ -137,9 +137,10 @@ def reference_model(params_b: float, lang: Language = "en", name: str | None = N
     note = _reference_note(params_b, ref, lang)
     label = name or f"{params_b:g}B"
     model_id = f"{params_b:g}b"
-    info = _model_info(
-        model_id, f"{label} (reference: {ref.raw['name']})", ref.arch, params, params, "dense", note
-    )
+    from tools.texts import text
+
+    display = text("ref_name", lang, size=label, ref=ref.raw["name"])
+    info = _model_info(model_id, display, ref.arch, params, params, "dense", note)
     return ResolvedModel(info, ref.arch, params)
 
 

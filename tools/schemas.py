@@ -84,6 +84,9 @@ class SizingResult(BaseModel):
     caveat: str | None
     suggestions: list[str]
     below_16_bit: bool
+    # When no option fits: hardware beyond the compared options that holds this request unchanged
+    # (more GPUs of the largest option, or as many larger cards), each computed like an option.
+    alternatives: list[CardOption] = []
 
 
 class Card(BaseModel):
@@ -109,9 +112,13 @@ class CardClass(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     id: str
-    label: str
+    label: str  # English; `labels` has every language
     cards: list[str]
     gpus: int
     usable_gb: float
     serves: dict[str, str]
     catch: dict[str, str]
+    labels: dict[str, str] = {}
+    per_card: dict[
+        str, str
+    ] = {}  # one card of the class ("80GB cards (A100 80GB / H100 80GB)"), per language

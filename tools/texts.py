@@ -120,6 +120,18 @@ TEXTS: dict[str, dict[Language, str]] = {
             "de KV → {seqs} secuencias de {context} tokens"
         ),
     },
+    "line_option_host_embedding": {
+        "en": (
+            "{label}: {usable} GB usable; minus weights {weights} GB on the GPU (the {all_weights} GB less the "
+            "{host} GB input embedding, which stays in host RAM) and overhead {overhead} GB leaves {room} GB "
+            "of KV → {seqs} sequences of {context} tokens"
+        ),
+        "es": (
+            "{label}: {usable} GB utilizables; menos pesos {weights} GB en la GPU (los {all_weights} GB sin los "
+            "{host} GB del embedding de entrada, que se queda en la RAM del host) y sobrecarga {overhead} GB "
+            "quedan {room} GB de KV → {seqs} secuencias de {context} tokens"
+        ),
+    },
     "line_units": {
         "en": "GB = 10^9 bytes (1 GiB = 1.074 GB); card memory is what nvidia-smi reports, less the driver's reservation.",
         "es": "GB = 10^9 bytes (1 GiB = 1,074 GB); la memoria de la tarjeta es la que informa nvidia-smi, menos la reserva del controlador.",
@@ -166,9 +178,14 @@ TEXTS: dict[str, dict[Language, str]] = {
         "es": "Cuantización menor: pesos en {precision} ocupan {gb} GB: {verdict} en {label}.",
     },
     "sug_tp": {
-        "en": "Tensor parallel ×{gpus}: {label} gives {usable} GB: {verdict}.",
-        "es": "Paralelismo tensorial ×{gpus}: {label} da {usable} GB: {verdict}.",
+        "en": "Tensor parallel on {label}: {usable} GB usable: {verdict}.",
+        "es": "Paralelismo tensorial en {label}: {usable} GB utilizables: {verdict}.",
     },
+    "sug_larger_card": {
+        "en": "Larger cards: {label} gives {usable} GB usable: {verdict}.",
+        "es": "Tarjetas más grandes: {label} da {usable} GB utilizables: {verdict}.",
+    },
+    "multi_card": {"en": "{gpus}× {per_card}", "es": "{gpus} {per_card}"},
     "sug_smaller_model": {
         "en": "A smaller model at higher precision: {model} at {precision} ({gb} GB of weights) fits on {label} with up to {seqs} concurrent sequences — often the better trade than a heavily compressed large model; compare both on your tasks.",
         "es": "Un modelo más pequeño a mayor precisión: {model} en {precision} ({gb} GB de pesos) cabe en {label} con hasta {seqs} secuencias concurrentes; a menudo es mejor negocio que un modelo grande muy comprimido: compare ambos en sus tareas.",

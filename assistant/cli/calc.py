@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tools.errors import InvalidInputError, ModelConfigError
+from tools.texts import integer, number
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
     from tools import SizingResult
+    from tools.schemas import Language
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*")
 
@@ -141,11 +143,12 @@ _SECTIONS = {
 
 def render_table(result: SizingResult) -> str:
     """The human-readable report: header, options table, arithmetic, recommendation, caveat."""
-    lang = "es" if result.recommendation and _is_spanish(result) else "en"
+    lang: Language = "es" if result.recommendation and _is_spanish(result) else "en"
     arithmetic, recommendation, caveat, suggestions, yes, no = _SECTIONS[lang]
     model = result.model
     header = (
-        f"{model.name} · {result.precision} · {result.engine} · {result.context:,} tokens × {result.users} · "
+        f"{model.name} · {result.precision} · {result.engine} · {integer(result.context, lang)} tokens × "
+        f"{integer(result.users, lang)} · "
         f"KV {result.kv_dtype}"
     )
     rows = [_HEADERS[lang]]
@@ -154,9 +157,9 @@ def render_table(result: SizingResult) -> str:
             (
                 o.label,
                 str(o.gpus),
-                f"{o.usable_gb:.2f}",
+                number(o.usable_gb, lang),
                 yes if o.fits else no,
-                f"{o.headroom_gb:+.2f}",
+                ("+" if o.headroom_gb >= 0 else "") + number(o.headroom_gb, lang),
                 str(o.max_concurrent_sequences),
                 f"{o.decode_tokens_per_s:.0f}" if o.decode_tokens_per_s else "–",
             )
