@@ -19,6 +19,7 @@ from assistant.service import (
 from assistant.settings import Settings
 from knowledge import Passage
 from knowledge.errors import KnowledgeUnavailableError
+from tools import card_classes
 
 QUESTION = "What GPU for Llama 3.1 70B at 4 bits with 10 users?"
 
@@ -257,3 +258,43 @@ def test_with_a_real_embedded_store(tmp_path: Path) -> None:
 
     english = assistant.answer("How much quality does 4-bit quantization lose?")
     assert english.sources and all(source.path.startswith("en/") for source in english.sources)
+
+
+def _table_notes(answer: str) -> dict[str, str]:
+    """The side-by-side table's last column, keyed by its first (the precision)."""
+    rows = [line.strip("|").split("|") for line in answer.splitlines() if line.startswith("| ")]
+    return {cells[0].strip(): cells[-1].strip() for cells in rows[1:]}
+
+
+def test_no_precision_table_notes_speak_for_their_own_row(assistant: Assistant) -> None:
+    """Each precision's note comes from its own calculation, never a card class's paragraph."""
+    reply = assistant.answer("¿Qué GPU necesito para un 70B?")
+    notes = _table_notes(reply.answer)
+    assert set(notes) == {"16 bits (BF16)", "8 bits (INT8)", "4 bits (INT4)"}
+    catches = [text for cls in card_classes() for text in cls.catch.values()]
+    for note in notes.values():
+        assert len(note) < 160 and not any(catch[:40] in note for catch in catches)
+    bf16, int8, int4 = reply.calculations
+    assert bf16.recommended is None
+    # Nothing in the table holds 16 bits: the note names what would, with the calculator's figures.
+    assert notes["16 bits (BF16)"].startswith("ninguna clase de la tabla lo admite; cabe en ")
+    for option in bf16.alternatives:
+        assert f"{option.label} ({option.max_concurrent_sequences} usuarios)" in notes["16 bits (BF16)"]
+    assert "2× H200" in notes["16 bits (BF16)"] and "4 tarjetas de 80GB" in notes["16 bits (BF16)"]
+    # 8 bits needs the 2× 80GB class because the 80GB class is short; 4 bits the other way round.
+    short_80 = -next(o for o in int8.options if o.card_class == "80gb").headroom_gb
+    assert notes["8 bits (INT8)"].startswith(
+        f"Clase 80GB (A100 80GB, H100 80GB): faltan {short_80:.2f}".replace(".", ",")
+    )
+    assert notes["4 bits (INT4)"].startswith("Clase 48GB (L40S, L40): faltan ")
+    assert "16 bits" not in notes["8 bits (INT8)"] and "8 bits" not in notes["4 bits (INT4)"]
+    assert all("mídalo" in notes[key] for key in ("8 bits (INT8)", "4 bits (INT4)"))
+    assert "mídalo" not in notes["16 bits (BF16)"]
+    assert int4.recommended == "80gb"
+
+
+def test_spanish_answers_name_models_and_classes_in_spanish(assistant: Assistant) -> None:
+    answer = assistant.answer("¿Qué GPU necesito para un 70B a 4 bits?").answer
+    assert "70B (referencia: Llama 3.1 70B)" in answer and "Clase 80GB (A100 80GB, H100 80GB)" in answer
+    for english in ("reference:", "class (", "Tensor parallel", "cards ("):
+        assert english not in answer

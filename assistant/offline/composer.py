@@ -126,10 +126,53 @@ def _side_by_side_table(results: Sequence[SizingResult], plan: SizingPlan, texts
                 fits=texts["fits_yes"] if option and option.fits else texts["fits_no"],
                 headroom_gb=gb(option.headroom_gb, texts) if option else "—",
                 max_users=count(option.max_concurrent_sequences, texts) if option else "0",
-                catch=_cell(option.catch) if option else "",
+                note=_cell(_row_note(result, option, texts)),
             )
         )
     return rows
+
+
+def _row_note(result: SizingResult, option: CardOption | None, texts: Texts) -> str:
+    """One short note on this precision's verdict, from this result alone: why this option, or
+    what would hold it when nothing in the table does; plus a pointer to the caveat below 16 bits."""
+    notes: list[str] = []
+    if option is not None and option.fits:
+        smaller = [other for other in result.options[: result.options.index(option)] if not other.fits]
+        if smaller:
+            notes.append(
+                texts.fill(
+                    "note_smaller_short",
+                    option=smaller[-1].label,
+                    short_gb=gb(-smaller[-1].headroom_gb, texts),
+                )
+            )
+        elif len(result.options) > 1:
+            notes.append(texts["note_smallest"])
+        if option.decode_tokens_per_s:
+            notes.append(texts.fill("note_decode", rate=count(round(option.decode_tokens_per_s), texts)))
+    else:
+        best = recommended_option(result)
+        if best is not None:
+            notes.append(
+                texts.fill(
+                    "note_fits_elsewhere",
+                    option=best.label,
+                    max_users=count(best.max_concurrent_sequences, texts),
+                )
+            )
+        elif result.alternatives:
+            shown = [
+                texts.fill(
+                    "note_alternative", option=alt.label, max_users=count(alt.max_concurrent_sequences, texts)
+                )
+                for alt in result.alternatives
+            ]
+            notes.append(texts.fill("note_beyond_table", options=texts["note_or"].join(shown)))
+        else:
+            notes.append(texts["note_nothing_fits"])
+    if result.below_16_bit:
+        notes.append(texts["note_quantized"])
+    return texts["note_join"].join(notes)
 
 
 def _largest_option(result: SizingResult) -> CardOption | None:
