@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.offline.responder import OfflineAnswer, OfflineResponder
 from assistant.offline.sizing import is_sizing_question, merge_slots, plan_sizing, run_plan
-from assistant.offline.texts import texts
+from assistant.offline.texts import Texts, texts
 from assistant.offline.understanding import Understanding, understand
 from assistant.schemas import (
     SLOT_NAMES,
@@ -40,6 +40,7 @@ from tools import SizingResult
 from tools.errors import SizingError
 
 if TYPE_CHECKING:
+    from assistant.errors import LLMUnavailableError
     from assistant.settings import Settings
 
 __all__ = [
@@ -188,10 +189,10 @@ class Assistant:
             )
         except LLMUnavailableError as error:
             log.warning("LLM unavailable, answering offline: %s", error)
-            notices.append(words.fill("notice_llm_fallback", reason=_one_line(str(error))))
-            step = Step(
-                kind="fallback", title=words.step("fallback"), detail=_one_line(str(error)), status="error"
-            )
+            reason = fault_reason(error, self.settings, words)
+            notices.append(words.fill("notice_llm_fallback", reason=reason))
+            detail = _one_line(str(error)) if language == "en" else reason
+            step = Step(kind="fallback", title=words.step("fallback"), detail=detail, status="error")
             fallback_steps.append(step)
             if on_event:
                 on_event(StepEvent(step=step))
@@ -271,6 +272,20 @@ def text_pieces(answer: str) -> list[str]:
     """The answer cut at paragraph ends; the pieces concatenate back to the answer exactly."""
     pieces = [piece for piece in re.split(r"(?<=\n\n)", answer) if piece]
     return pieces or [answer]
+
+
+def fault_reason(error: LLMUnavailableError, settings: Settings, words: Texts) -> str:
+    """Why the model gave no answer, in the visitor's language, from the fault's kind."""
+    timeout = f"{settings.llm_timeout:g}"
+    reason = (
+        words.mapping("llm_fault_reasons").get(error.kind)
+        or words.mapping("llm_fault_reasons")["unavailable"]
+    )
+    return reason.format(
+        endpoint=settings.llm_base_url or "—",
+        status=getattr(error, "status", ""),
+        timeout=timeout.replace(".", ",") if words.language == "es" else timeout,
+    )
 
 
 def _one_line(text: str, limit: int = 200) -> str:

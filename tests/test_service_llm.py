@@ -94,3 +94,40 @@ def test_fallback_answer_is_the_offline_answer_with_a_notice(tmp_path: Path) -> 
     assert reply.answer == offline.answer
     assert reply.steps[0].kind == "fallback" and reply.steps[0].status == "error"
     assert reply.steps[1:] == offline.steps
+
+
+def test_spanish_fallback_notice_gives_the_reason_in_spanish(tmp_path: Path) -> None:
+    """The reason comes from the fault's kind in the visitor's language, not the error's English text."""
+    question = "¿Qué GPU para Llama 3.1 70B a 4 bits?"
+    with StubOpenAI([error(503, "overloaded")]) as stub:
+        reply = llm_assistant(stub.url, tmp_path).answer(question)
+    assert reply.notice == (
+        f"El modelo de lenguaje no está disponible ({stub.url} respondió HTTP 503); "
+        "esta es la respuesta sin conexión."
+    )
+    assert reply.steps[0].detail == f"{stub.url} respondió HTTP 503"
+    for english in ("answered", "overloaded", "could not"):
+        assert english not in reply.notice
+
+
+def test_every_fault_kind_has_a_reason_in_both_languages(tmp_path: Path) -> None:
+    from assistant import errors
+    from assistant.offline.texts import texts
+    from assistant.service import fault_reason
+
+    settings = Settings(
+        data_dir=tmp_path, llm_base_url="http://127.0.0.1:9/v1", llm_model="m", llm_timeout=2.5
+    )
+    faults = [
+        errors.LLMUnavailableError("x"),
+        errors.LLMConnectionError("x"),
+        errors.LLMHTTPError(502, "x"),
+        errors.LLMTimeoutError("x"),
+        errors.LLMMalformedReplyError("x"),
+        errors.LLMStepLimitError("x"),
+    ]
+    spanish = {fault.kind: fault_reason(fault, settings, texts("es")) for fault in faults}
+    assert len(set(spanish.values())) == len(faults)
+    assert spanish["http"] == "http://127.0.0.1:9/v1 respondió HTTP 502"
+    assert spanish["timeout"] == "el modelo no respondió en 2,5 s"
+    assert fault_reason(faults[3], settings, texts("en")) == "no answer from the model within 2.5 s"
