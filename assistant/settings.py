@@ -6,6 +6,7 @@ Every field reads from the environment with the `SIZING_` prefix (for example
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 
 from platformdirs import user_data_dir
@@ -81,10 +82,31 @@ class Settings(BaseSettings):
         default=8, ge=1, description="Chat events the web app processes at once (the rest wait in the queue)."
     )
     log_level: str = Field(default="INFO", description="Python logging level (DEBUG, INFO, WARNING, ERROR).")
+    compare_tab: bool | None = Field(
+        default=None,
+        description=(
+            "Show the web app's Compare tab, whose form makes this server send requests to any URL a visitor "
+            "types. Unset: on only when the app binds a loopback host (127.0.0.1, ::1, localhost)."
+        ),
+    )
 
     @property
     def llm_configured(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
+
+    @property
+    def compare_tab_enabled(self) -> bool:
+        """An explicit compare_tab wins; unset, only a loopback-bound app (no outside visitors) has it,
+        since on a public site the tab would let anyone make the server request any URL."""
+        if self.compare_tab is not None:
+            return self.compare_tab
+        host = self.host.strip().strip("[]").lower()
+        if host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
 
     @property
     def chroma_path(self) -> Path:

@@ -90,6 +90,44 @@ def test_every_label_has_a_spanish_translation(settings: Settings) -> None:
     assert all("}" not in key for key in LABELS_ES)  # the browser's i18n marker parser stops at "}"
 
 
+def _compare_handlers(demo: gr.Blocks) -> list[object]:
+    return [fn for fn in demo.fns.values() if fn.concurrency_id == "compare"]
+
+
+def _tab_ids(demo: gr.Blocks) -> set[object]:
+    return {block.id for block in demo.blocks.values() if isinstance(block, gr.Tab)}
+
+
+@pytest.mark.parametrize(
+    ("host", "compare_tab", "shown"),
+    [
+        ("127.0.0.1", None, True),  # loopback: only this machine's user can reach the form
+        ("::1", None, True),
+        ("localhost", None, True),
+        ("0.0.0.0", None, False),  # a public site: the form would let anyone make the server call any URL
+        ("10.1.2.3", None, False),
+        ("sizing.example.com", None, False),
+        ("0.0.0.0", True, True),  # an explicit setting wins either way
+        ("127.0.0.1", False, False),
+    ],
+)
+def test_the_compare_tab_is_built_only_where_allowed(
+    tmp_path: Path, host: str, compare_tab: bool | None, shown: bool
+) -> None:
+    settings = Settings(data_dir=tmp_path, host=host, compare_tab=compare_tab)
+    assert settings.compare_tab_enabled is shown
+    demo = build_app(FakeAssistant(), settings)
+    assert ("compare" in _tab_ids(demo)) is shown
+    assert bool(_compare_handlers(demo)) is shown  # no handler that sends requests when it is off
+
+
+def test_compare_tab_labels_have_spanish_translations() -> None:
+    from assistant.evals.ui import LABELS
+
+    for label in LABELS:
+        assert LABELS_ES[label].strip() and LABELS_ES[label] != label
+
+
 def test_healthz_reports_the_assistant_health(settings: Settings) -> None:
     client = TestClient(build_http_app(FakeAssistant(), settings))
     response = client.get("/healthz")

@@ -8,7 +8,7 @@ Bigger runs belong in `sizing compare`, which writes resumable results and full 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,27 @@ UI_MAX_TASKS = 25
 UI_CONCURRENCY = 2
 UI_MAX_TOKENS = 512
 TABLE_HEADERS = ["#", "task", "scorer", "A answer", "A score", "B answer", "B score"]
+INTRO = (
+    "Run a few tasks against two OpenAI-compatible endpoints (say, one model at 16 bits and at 4 bits) "
+    f"and read the answers side by side. Up to {UI_MAX_TASKS} tasks; the requests are sent by this "
+    "server. For full reports, blind review and resumable runs use `sizing compare`."
+)
+# Every text the tab shows through `label`, for the web app's translations (assistant/ui/texts.py).
+LABELS = (
+    INTRO,
+    "A: endpoint URL",
+    "A: model",
+    "B: endpoint URL",
+    "B: model",
+    "API key and judge (optional)",
+    "API key sent to the endpoints",
+    "Judge endpoint URL (for scorer 'judge')",
+    "Judge model",
+    "Tasks (JSONL, one per line)",
+    "…or upload a task file",
+    "Run comparison",
+    "Side by side",
+)
 EXAMPLE_TASKS = "\n".join(
     [
         '{"prompt": "Route this inquiry to sizing, billing or support; answer with the team only: '
@@ -143,39 +164,40 @@ def run_compare_form(form: CompareForm, settings: Settings) -> Iterator[tuple[st
 # ---------------------------------------------------------------------------- Gradio wiring
 
 
-def build_compare_tab(settings: Settings) -> None:
-    """The form and the side-by-side table, built inside the caller's open Blocks/Tab context."""
+def build_compare_tab(settings: Settings, label: Callable[[str], Any] = str) -> None:
+    """The form and the side-by-side table, built inside the caller's open Blocks/Tab context.
+
+    `label` turns each English text into what the widget shows (the web app passes its
+    translating `gr.I18n` lookup; the default shows the English text)."""
     import gradio as gr
 
     from tools.errors import SizingError
 
-    gr.Markdown(
-        "Run a few tasks against two OpenAI-compatible endpoints (say, one model at 16 bits and at 4 bits) "
-        f"and read the answers side by side. Up to {UI_MAX_TASKS} tasks; the requests are sent by this "
-        "server. For full reports, blind review and resumable runs use `sizing compare`."
-    )
+    gr.Markdown(label(INTRO))
     with gr.Row():
         with gr.Column():
             a_url = gr.Textbox(
-                label="A: endpoint URL", value=settings.llm_base_url or "", placeholder="http://host:8000/v1"
+                label=label("A: endpoint URL"),
+                value=settings.llm_base_url or "",
+                placeholder="http://host:8000/v1",
             )
-            a_model = gr.Textbox(label="A: model", value=settings.llm_model or "")
+            a_model = gr.Textbox(label=label("A: model"), value=settings.llm_model or "")
         with gr.Column():
-            b_url = gr.Textbox(label="B: endpoint URL", placeholder="http://host:8001/v1")
-            b_model = gr.Textbox(label="B: model")
-    with gr.Accordion("API key and judge (optional)", open=False):
-        api_key = gr.Textbox(label="API key sent to the endpoints", type="password")
+            b_url = gr.Textbox(label=label("B: endpoint URL"), placeholder="http://host:8001/v1")
+            b_model = gr.Textbox(label=label("B: model"))
+    with gr.Accordion(label("API key and judge (optional)"), open=False):
+        api_key = gr.Textbox(label=label("API key sent to the endpoints"), type="password")
         with gr.Row():
-            judge_url = gr.Textbox(label="Judge endpoint URL (for scorer 'judge')")
-            judge_model = gr.Textbox(label="Judge model")
+            judge_url = gr.Textbox(label=label("Judge endpoint URL (for scorer 'judge')"))
+            judge_model = gr.Textbox(label=label("Judge model"))
     with gr.Row():
         task_text = gr.Code(
-            value=EXAMPLE_TASKS, language="json", label="Tasks (JSONL, one per line)", lines=6
+            value=EXAMPLE_TASKS, language="json", label=label("Tasks (JSONL, one per line)"), lines=6
         )
         task_file = gr.File(
-            label="…or upload a task file", file_types=[".jsonl", ".json", ".txt"], type="filepath"
+            label=label("…or upload a task file"), file_types=[".jsonl", ".json", ".txt"], type="filepath"
         )
-    run_button = gr.Button("Run comparison", variant="primary")
+    run_button = gr.Button(label("Run comparison"), variant="primary")
     summary = gr.Markdown()
     table = gr.Dataframe(
         headers=TABLE_HEADERS,
@@ -184,7 +206,7 @@ def build_compare_tab(settings: Settings) -> None:
         interactive=False,
         wrap=True,
         column_widths=["4%", "24%", "8%", "28%", "4%", "28%", "4%"],
-        label="Side by side",
+        label=label("Side by side"),
     )
 
     def on_run(*values: Any) -> Iterator[tuple[str, list[list[str]]]]:

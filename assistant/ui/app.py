@@ -363,8 +363,10 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
                     verdict = gr.Markdown(elem_id="calc-verdict")
                     details = gr.Markdown(elem_id="calc-details")
 
-            with gr.Tab(_label("Compare"), id="compare"):
-                _compare_tab(settings)
+            # The tab's form makes this server request any URL a visitor types: only where allowed.
+            if settings.compare_tab_enabled:
+                with gr.Tab(_label("Compare"), id="compare"):
+                    _compare_tab(settings)
 
         # Hidden components that carry the API endpoints (gradio_client sees these, not the widgets).
         api_message = gr.Textbox(visible=False)
@@ -523,7 +525,7 @@ def _compare_tab(settings: Settings) -> None:
         log.info("assistant.evals.ui is not available; the Compare tab shows a notice")
         gr.Markdown(_label("The Compare tab is not available in this build."))
         return
-    build_compare_tab(settings)
+    build_compare_tab(settings, label=_label)
 
 
 def build_http_app(assistant: ChatAssistant, settings: Settings) -> FastAPI:

@@ -61,6 +61,28 @@ LABELS_ES: dict[str, str] = {
     "Verdict": "Veredicto",
     "The arithmetic": "La aritmética",
     "The Compare tab is not available in this build.": "La pestaña Comparar no está disponible en esta versión.",
+    # The Compare tab (assistant/evals/ui.py: LABELS)
+    (
+        "Run a few tasks against two OpenAI-compatible endpoints (say, one model at 16 bits and at 4 bits) "
+        "and read the answers side by side. Up to 25 tasks; the requests are sent by this "
+        "server. For full reports, blind review and resumable runs use `sizing compare`."
+    ): (
+        "Ejecute unas pocas tareas contra dos endpoints compatibles con OpenAI (por ejemplo, un modelo a 16 "
+        "bits y a 4 bits) y lea las respuestas lado a lado. Hasta 25 tareas; las peticiones las envía este "
+        "servidor. Para informes completos, revisión a ciegas y ejecuciones reanudables use `sizing compare`."
+    ),
+    "A: endpoint URL": "A: URL del endpoint",
+    "A: model": "A: modelo",
+    "B: endpoint URL": "B: URL del endpoint",
+    "B: model": "B: modelo",
+    "API key and judge (optional)": "Clave de API y juez (opcional)",
+    "API key sent to the endpoints": "Clave de API enviada a los endpoints",
+    "Judge endpoint URL (for scorer 'judge')": "URL del endpoint juez (para el evaluador 'judge')",
+    "Judge model": "Modelo juez",
+    "Tasks (JSONL, one per line)": "Tareas (JSONL, una por línea)",
+    "…or upload a task file": "…o suba un archivo de tareas",
+    "Run comparison": "Ejecutar la comparación",
+    "Side by side": "Lado a lado",
 }
 
 TEXTS: dict[str, dict[Lang, str]] = {
