@@ -80,6 +80,11 @@ class Chunk:
         """What the embedder sees: the title and heading give a short section its context."""
         return f"{self.title} — {self.section}\n{self.text}"
 
+    @property
+    def heading_text(self) -> str:
+        """The article title and section heading alone: a second, short view of what the section is about."""
+        return f"{self.title} — {self.section}"
+
     def metadata(self) -> dict[str, str | int]:
         return {
             "title": self.title,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from knowledge.article_format import Chunk, chunk_articles, load_articles
+from knowledge.embedding_cache import EmbeddingCache, cache_key
 from knowledge.errors import KnowledgeError, KnowledgeUnavailableError
 from knowledge.passages import IngestReport, Passage
 from knowledge.ranking import Candidate, rank
@@ -31,9 +32,16 @@ log = logging.getLogger("sizing.knowledge")
 
 SHIPPED_ARTICLES = Path(__file__).resolve().parent / "articles"
 LANGUAGES = ("en", "es")
-# Nearest sections Chroma returns per language before the hybrid re-ranking; the shipped articles
-# have about 70 sections per language, so this covers every plausible match while staying cheap.
-CANDIDATES = 60
+# Nearest records Chroma returns per language before the hybrid re-ranking. Each section has two
+# records (its full text and its title + heading, see HEADING_SUFFIX); the shipped articles have
+# about 90 sections per language, so 120 records cover every plausible match while staying cheap.
+CANDIDATES = 120
+# Every section is also indexed by its title and heading alone, under "<section id><HEADING_SUFFIX>",
+# and a section's similarity is the better of its two records. A long section's vector blurs
+# several topics; the heading states the topic in a few words, which is what short and definitional
+# questions ("What is a KV cache?") match. Measured on three golden sets with
+# `benchmarks/retrieval.py --variants` (README): recall@3 up on both held-out sets.
+HEADING_SUFFIX = "~heading"
 # Chroma's own rule for collection names, checked early so a typo is a clear error, not a broken index.
 _COLLECTION_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]")
 # SQLite's words for a database another process is writing: a reason to wait, not to rebuild.
@@ -103,8 +111,12 @@ class ArticleStore:
         self._collection: Collection | None = None
         self._ready = False
         self._lock = threading.RLock()
+        # Next to the index, outside it: a corrupt index is deleted, but its vectors can be reused.
+        self.embedding_cache = EmbeddingCache(chroma_path.parent / "embedding-cache.sqlite3")
         # Keyword overrides for knowledge.ranking.rank, for benchmarks comparing ranking variants.
         self.ranking_options: dict[str, Any] = {}
+        # False ignores the title + heading records at search time (benchmarks compare both).
+        self.heading_records = True
 
     @property
     def location(self) -> str:
@@ -306,20 +318,26 @@ class ArticleStore:
         collection = self._open_collection()
         stored = collection.get(include=["metadatas"])
         stored_hash = {
-            chunk_id: (metadata or {}).get("content_hash")
-            for chunk_id, metadata in zip(stored["ids"], stored["metadatas"] or [], strict=False)
+            record_id: (metadata or {}).get("content_hash")
+            for record_id, metadata in zip(stored["ids"], stored["metadatas"] or [], strict=False)
         }
+        # A section is new, changed or gone by its full-text record; its heading record follows it.
+        # An index written before heading records existed gets them added without counting as changes.
         new = [c for c in chunks if c.id not in stored_hash]
         changed = [c for c in chunks if c.id in stored_hash and stored_hash[c.id] != c.content_hash]
-        gone = [chunk_id for chunk_id in stored_hash if chunk_id not in wanted]
-        if gone:
-            collection.delete(ids=gone)
-        self._upsert(collection, new + changed)
+        headings_missing = [
+            c for c in chunks if c.id in stored_hash and c.id + HEADING_SUFFIX not in stored_hash
+        ]
+        gone_sections = [record_id for record_id in stored_hash if _section_id(record_id) not in wanted]
+        if gone_sections:
+            collection.delete(ids=gone_sections)
+        self._upsert(collection, new + changed, full_text=True)
+        self._upsert(collection, new + changed + headings_missing, full_text=False)
         report = IngestReport(
-            chunks=collection.count(),
+            chunks=sum(1 for record_id in collection.get(include=[])["ids"] if record_id in wanted),
             added=len(new),
             updated=len(changed),
-            removed=len(gone),
+            removed=sum(1 for record_id in gone_sections if not record_id.endswith(HEADING_SUFFIX)),
             skipped_files=[str(problem) for problem in problems],
         )
         log.info(
@@ -336,16 +354,33 @@ class ArticleStore:
         self._ready = True
         return report
 
-    def _upsert(self, collection: Collection, chunks: list[Chunk]) -> None:
+    def _upsert(self, collection: Collection, chunks: list[Chunk], full_text: bool) -> None:
+        """Embed and store the sections' full-text records, or their title + heading records.
+
+        Both kinds carry the section's text and metadata, so either one alone yields a Passage.
+        """
         for start in range(0, len(chunks), EMBED_BATCH):
             batch = chunks[start : start + EMBED_BATCH]
-            embeddings = self.embedding_function([c.embedding_text for c in batch])
+            texts = [c.embedding_text if full_text else c.heading_text for c in batch]
             collection.upsert(
-                ids=[c.id for c in batch],
+                ids=[c.id if full_text else c.id + HEADING_SUFFIX for c in batch],
                 documents=[c.text for c in batch],
-                embeddings=embeddings,  # type: ignore[arg-type]
+                embeddings=self._embed_passages(texts),  # type: ignore[arg-type]
                 metadatas=[c.metadata() for c in batch],  # type: ignore[misc]
             )
+
+    def _embed_passages(self, texts: list[str]) -> list[Any]:
+        """Vectors for `texts`, from the embedding cache where the same text was embedded before."""
+        identity = self.embedding_function.identity
+        keys = [cache_key(identity, text) for text in texts]
+        cached = self.embedding_cache.get_many(keys)
+        missing = [i for i, key in enumerate(keys) if key not in cached]
+        if missing:
+            fresh = self.embedding_function([texts[i] for i in missing])
+            computed = {keys[i]: vector for i, vector in zip(missing, fresh, strict=True)}
+            self.embedding_cache.put_many(computed)
+            cached.update(computed)
+        return [cached[key] for key in keys]
 
     # ---- search -----------------------------------------------------------------------------------
 
@@ -353,7 +388,7 @@ class ArticleStore:
         collection = self._open_collection()
         query_embedding = self.embedding_function.embed_query([query])
         by_id: dict[str, tuple[str, Any]] = {}
-        candidates = []
+        best_similarity: dict[str, float] = {}
         # One query per language: similarities across languages run lower than within one, so a single
         # query would be crowded by the question's own language and starve the translation pairing.
         for language in LANGUAGES:
@@ -367,19 +402,27 @@ class ArticleStore:
             documents = (found["documents"] or [[]])[0]
             metadatas = (found["metadatas"] or [[]])[0]
             distances = (found["distances"] or [[]])[0]
-            for chunk_id, document, metadata, distance in zip(
+            for record_id, document, metadata, distance in zip(
                 ids, documents, metadatas, distances, strict=True
             ):
+                chunk_id = _section_id(record_id)
+                if chunk_id != record_id and not self.heading_records:
+                    continue
                 by_id[chunk_id] = (document or "", metadata or {})
-                candidates.append(
-                    Candidate(
-                        id=chunk_id,
-                        text=f"{metadata.get('title', '')} {metadata.get('section', '')} {document}",
-                        lang=str(metadata.get("lang", "")),
-                        pair_key=str(metadata.get("pair_key", chunk_id)),
-                        similarity=1.0 - float(distance),  # cosine space: distance = 1 - similarity
-                    )
+                similarity = 1.0 - float(distance)  # cosine space: distance = 1 - similarity
+                best_similarity[chunk_id] = max(similarity, best_similarity.get(chunk_id, -1.0))
+        candidates = []
+        for chunk_id, similarity in best_similarity.items():
+            document, metadata = by_id[chunk_id]
+            candidates.append(
+                Candidate(
+                    id=chunk_id,
+                    text=f"{metadata.get('title', '')} {metadata.get('section', '')} {document}",
+                    lang=str(metadata.get("lang", "")),
+                    pair_key=str(metadata.get("pair_key", chunk_id)),
+                    similarity=similarity,
                 )
+            )
         passages = []
         for ranked in rank(query, candidates, k=k, lang=lang, **self.ranking_options):
             document, metadata = by_id[ranked.id]
@@ -419,6 +462,11 @@ def _close_http_pools(systems: list[Any], shared: Any) -> None:
             session = getattr(component, "_session", None)
             if session is not None:
                 session.close()
+
+
+def _section_id(record_id: str) -> str:
+    """The section a record belongs to: its own id, or the id its heading record was derived from."""
+    return record_id.removesuffix(HEADING_SUFFIX)
 
 
 def _first_line(exc: BaseException) -> str:

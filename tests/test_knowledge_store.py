@@ -283,3 +283,52 @@ def test_a_locked_index_is_reported_not_deleted(store: ArticleStore) -> None:
         store._guarded(locked)
     assert (store.chroma_path / "chroma.sqlite3").exists()
     assert store.search("KV cache", k=1, lang="en")[0].section == "KV cache"
+
+
+class CountingEmbeddings(MultilingualE5EmbeddingFunction):
+    """The real model, counting the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedded: list[str] = []
+
+    def __call__(self, input: list[str]) -> list:  # type: ignore[override]
+        self.embedded += list(input)
+        return super().__call__(input)
+
+
+def test_a_rebuild_re_embeds_only_text_that_changed(tmp_path: Path, articles_dir: Path) -> None:
+    embeddings = CountingEmbeddings()
+    with ArticleStore("cached", articles_dir, embeddings, tmp_path / "data" / "chroma") as store:
+        store.ingest()
+        assert len(embeddings.embedded) == 10  # five sections: full text and title + heading each
+        assert (tmp_path / "data" / "embedding-cache.sqlite3").is_file()
+        embeddings.embedded.clear()
+        weights = articles_dir / "en" / "weights.md"
+        weights.write_text(weights.read_text().replace("half a byte", "half a byte plus group scales"))
+        assert report_counts(store.ingest(rebuild=True)) == (5, 5, 0, 0)
+        # Only the edited section's full text is new; its heading and every other text are cached.
+        assert len(embeddings.embedded) == 1 and "group scales" in embeddings.embedded[0]
+        assert "group scales" in store.search("group scales of 4-bit weights", k=1, lang="en")[0].text
+
+
+def test_an_unreadable_embedding_cache_is_ignored(tmp_path: Path, articles_dir: Path) -> None:
+    cache = tmp_path / "data" / "embedding-cache.sqlite3"
+    cache.parent.mkdir(parents=True)
+    cache.write_bytes(b"this is not a SQLite database" * 100)
+    with ArticleStore(
+        "cached", articles_dir, MultilingualE5EmbeddingFunction(), cache.parent / "chroma"
+    ) as store:
+        assert report_counts(store.ingest()) == (5, 5, 0, 0)
+        assert store.search("concurrent user", k=1, lang="en")[0].section == "KV cache"
+
+
+def test_each_section_is_found_by_its_heading_record_too(store: ArticleStore) -> None:
+    store.ingest()
+    collection = store._open_collection()
+    ids = set(collection.get(include=[])["ids"])
+    assert "en/weights.md#kv-cache" in ids and "en/weights.md#kv-cache~heading" in ids
+    assert len(ids) == 10
+    # One passage per section even though both of its records come back from Chroma.
+    passages = store.search("KV cache", k=5, lang="en")
+    assert len({(p.path, p.section) for p in passages}) == len(passages) == 3
