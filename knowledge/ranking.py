@@ -12,7 +12,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
+from pathlib import Path
 
 # Lexical evidence counts, but the multilingual embedding stays the main signal: BM25 alone cannot
 # match a Spanish question to an English section. 0.05 measured best on the golden questions and on
@@ -36,6 +37,9 @@ _STOPWORD_TEXT = """a al algo como con cual cuál cuando de del el ella en entre
     that the their them then there these this to was we what when where which who why will with would
     you your need needs much many"""
 _WORD = re.compile(r"\w+")
+# Business-editable: one concept per line in English and Spanish, so lexical evidence reaches the
+# other language's wording of a section too (see the file's header).
+BILINGUAL_TERMS = Path(__file__).resolve().parent / "bilingual_terms.txt"
 
 
 def _fold(text: str) -> str:
@@ -62,7 +66,13 @@ class Ranked:
     score: float
 
 
-def terms(text: str) -> list[str]:
+def terms(text: str, bilingual: bool = True) -> list[str]:
+    """Normalised words without stopwords, each mapped to its bilingual concept ("tarjetas" -> "card")."""
+    concepts = _concepts() if bilingual else {}
+    return [concepts.get(word, word) for word in _words(text)]
+
+
+def _words(text: str) -> list[str]:
     """Lower-cased, accent-free, lightly de-pluralised words without stopwords ("tarjetas" -> "tarjeta")."""
     words = []
     for word in _WORD.findall(_fold(text)):
@@ -76,18 +86,38 @@ def terms(text: str) -> list[str]:
     return words
 
 
+@cache
+def _concepts(path: Path = BILINGUAL_TERMS) -> dict[str, str]:
+    """Normalised word -> the normalised first word of its line in the bilingual terms file.
+
+    Read on first use, not at import. A missing file means no mapping (plain BM25), never an error.
+    """
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return {}
+    concepts: dict[str, str] = {}
+    for line in lines:
+        if line.lstrip().startswith("#"):
+            continue
+        words = [normalised for word in line.split() for normalised in _words(word)]
+        for word in words[1:]:
+            concepts.setdefault(word, words[0])
+    return concepts
+
+
 @lru_cache(maxsize=4096)
-def _term_counts(document: str) -> Counter[str]:
+def _term_counts(document: str, bilingual: bool) -> Counter[str]:
     """Term counts of a section; cached because the same sections come back query after query."""
-    return Counter(terms(document))
+    return Counter(terms(document, bilingual))
 
 
-def bm25_scores(query: str, documents: Sequence[str]) -> list[float]:
+def bm25_scores(query: str, documents: Sequence[str], bilingual: bool = True) -> list[float]:
     """Okapi BM25 of the query against each document, with statistics taken over these documents."""
-    query_terms = set(terms(query))
+    query_terms = set(terms(query, bilingual))
     if not query_terms or not documents:
         return [0.0] * len(documents)
-    doc_terms = [_term_counts(doc) for doc in documents]
+    doc_terms = [_term_counts(doc, bilingual) for doc in documents]
     lengths = [sum(counts.values()) for counts in doc_terms]
     average_length = (sum(lengths) / len(lengths)) or 1.0
     n = len(documents)
@@ -114,11 +144,12 @@ def rank(
     lang: str | None = None,
     lexical_weight: float = LEXICAL_WEIGHT,
     pool_translations: bool = POOL_TRANSLATIONS,
+    bilingual_terms: bool = True,
 ) -> list[Ranked]:
     """Best `k` candidates. With `lang`, only that language; without, one section per translation pair."""
     if not candidates or k <= 0:
         return []
-    lexical = bm25_scores(query, [c.text for c in candidates])
+    lexical = bm25_scores(query, [c.text for c in candidates], bilingual_terms)
     top_lexical = max(lexical) or 1.0
     own = [
         c.similarity + lexical_weight * (lex / top_lexical)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from knowledge.ranking import Candidate, bm25_scores, rank, terms
+from pathlib import Path
+
+from knowledge.ranking import Candidate, _concepts, bm25_scores, rank, terms
 
 
 def candidate(chunk_id: str, lang: str, pair: str, similarity: float, text: str = "") -> Candidate:
@@ -10,8 +12,24 @@ def candidate(chunk_id: str, lang: str, pair: str, similarity: float, text: str 
 
 
 def test_terms_fold_accents_drop_stopwords_and_plurals() -> None:
-    assert terms("¿Cuánta memoria ocupan las tarjetas?") == ["memoria", "ocupan", "tarjeta"]
+    assert terms("¿Cuánta memoria ocupan las tarjetas?", bilingual=False) == ["memoria", "ocupan", "tarjeta"]
     assert terms("The GPUs and the caché") == ["gpu", "cache"]
+
+
+def test_bilingual_terms_map_both_languages_to_one_concept() -> None:
+    assert terms("¿Cuánta memoria ocupan las tarjetas?") == ["memory", "ocupan", "card"]
+    assert terms("memory cards") == ["memory", "card"]
+    # So a Spanish question scores lexically against the English wording of a section.
+    scores = bm25_scores("tarjetas lentas", ["a slow card", "a fast model", "nothing here"])
+    assert scores[0] > scores[1] > scores[2] == 0.0
+    assert bm25_scores("tarjetas lentas", ["a slow card"], bilingual=False) == [0.0]
+
+
+def test_bilingual_terms_file_comments_accents_and_a_missing_file(tmp_path: Path) -> None:
+    terms_file = tmp_path / "terms.txt"
+    terms_file.write_text("# a comment line: ignored\nquantization cuantización Quantized\n\n", "utf-8")
+    assert _concepts(terms_file) == {"cuantizacion": "quantization", "quantized": "quantization"}
+    assert _concepts(tmp_path / "absent.txt") == {}
 
 
 def test_bm25_prefers_the_document_with_the_rare_query_term() -> None:
