@@ -70,6 +70,15 @@ _WORDS: dict[str, dict[Lang, str]] = {
             "unos {need} GB y la mayor ofrece {usable} GB utilizables."
         ),
     },
+    "fits_beyond": {
+        "en": "Without changing the model or the precision, it does fit on {options}.",
+        "es": "Sin cambiar el modelo ni la precisión, sí cabe en {options}.",
+    },
+    "beyond_option": {
+        "en": "**{label}** ({usable} GB usable, {headroom} GB of headroom)",
+        "es": "**{label}** ({usable} GB utilizables, con un margen de {headroom} GB)",
+    },
+    "or_on": {"en": " or on ", "es": " o en "},
     "table_title": {"en": "The arithmetic", "es": "La aritmética"},
     "part": {"en": "Part", "es": "Concepto"},
     "how": {"en": "How it is counted", "es": "Cómo se calcula"},
@@ -301,6 +310,23 @@ def smaller_machine_alternative(result: SizingResult, lang: Lang) -> str:
     )
 
 
+def _hardware_beyond_options(result: SizingResult, lang: Lang) -> str:
+    """The first one or two computed alternatives (e.g. 4× 80GB cards, 2× H200) that hold the
+    request unchanged, so the customer hears about more hardware before hearing about quantization."""
+    shown = [
+        _w(
+            "beyond_option",
+            lang,
+            label=option.label,
+            usable=format_number(option.usable_gb, lang, 1),
+            headroom=format_number(option.headroom_gb, lang, 1),
+        )
+        for option in result.alternatives[:2]
+        if option.fits
+    ]
+    return _w("fits_beyond", lang, options=_w("or_on", lang).join(shown)) if shown else ""
+
+
 def _card_request(option: CardOption) -> str | None:
     if option.card is None:
         return None
@@ -347,14 +373,14 @@ def draft_reply(result: SizingResult, lang: Lang, customer_name: str | None = No
         )
     else:
         largest = max((o.usable_gb for o in result.options), default=0.0)
-        lines.append(
-            _w(
-                "recommend_none",
-                lang,
-                need=format_number(result.total_gb, lang, 1),
-                usable=format_number(largest, lang, 1),
-            )
+        recommend_none = _w(
+            "recommend_none",
+            lang,
+            need=format_number(result.total_gb, lang, 1),
+            usable=format_number(largest, lang, 1),
         )
+        beyond = _hardware_beyond_options(result, lang)
+        lines.append(f"{recommend_none} {beyond}" if beyond else recommend_none)
     lines += ["", f"**{_w('table_title', lang)}**", "", *_arithmetic_table(result, lang, recommended), ""]
     caveat = result.caveat if result.caveat else _w("full_precision", lang, precision=result.precision)
     lines += [f"**{_w('caveat_title', lang)}:** {caveat}", ""]

@@ -85,6 +85,38 @@ def test_nothing_fits_is_stated_with_the_largest_machine() -> None:
     assert "Even the largest machine we compared" in draft
 
 
+@pytest.mark.parametrize(
+    ("lang", "fits_on", "usable_word", "or_on"),
+    [
+        ("en", "Without changing the model or the precision, it does fit on", "GB usable", " or on "),
+        ("es", "Sin cambiar el modelo ni la precisión, sí cabe en", "GB utilizables", " o en "),
+    ],
+)
+def test_nothing_fits_names_the_hardware_that_holds_the_request_unchanged(
+    lang, fits_on, usable_word, or_on
+) -> None:
+    result = sized(model="llama-3.1-70b", precision="bf16", context=32768, users=4, lang=lang)
+    assert result.recommended is None
+    first, second = result.alternatives[:2]  # e.g. 4× 80GB cards, 2× H200
+    draft = draft_reply(result, lang=lang)
+    recommendation = next(line for line in draft.splitlines() if line.startswith("**N"))
+    assert fits_on in recommendation
+    for option in (first, second):
+        usable = format_number(option.usable_gb, lang, 1)
+        assert f"**{option.label}** ({usable} {usable_word}" in recommendation
+    assert f"**{first.label}**" in recommendation.split(or_on)[0]  # the first one comes first
+    if lang == "es":
+        assert re.search(r"\d+,\d GB utilizables, con un margen de \d+,\d GB", recommendation)
+    # Quantization is still offered, after the unchanged-hardware options.
+    assert "**fp8**" in draft.split(recommendation)[1]
+
+
+def test_no_alternatives_means_no_unchanged_hardware_sentence() -> None:
+    result = sized(model="llama-3.1-405b", precision="bf16", users=8)
+    assert result.recommended is None and not result.alternatives
+    assert "Without changing the model" not in draft_reply(result, lang="en")
+
+
 def test_the_alternative_is_recomputed_not_guessed() -> None:
     result = sized(model="llama-3.1-70b", precision="fp8", context=4096, users=1)
     alternative = smaller_machine_alternative(result, "en")
