@@ -50,11 +50,12 @@ def test_recall_at_3_on_the_golden_questions(shipped_store: ArticleStore) -> Non
     assert scores.mrr >= 0.8
 
 
-def test_recall_on_held_out_questions_does_not_regress(shipped_store: ArticleStore) -> None:
-    # Written after tuning and never tuned on: a floor that catches regressions, not a target.
+@pytest.mark.parametrize("held_out", ["retrieval_heldout.json", "retrieval_heldout2.json"])
+def test_recall_on_held_out_questions_does_not_regress(shipped_store: ArticleStore, held_out: str) -> None:
+    # Never tuned on: a floor that catches regressions, not a target (measured 0.87 and 0.95, README).
     scores = evaluate(
         lambda q, k, lang: shipped_store.search(q, k=k, lang=lang),
-        load_golden(GOLDEN / "retrieval_heldout.json"),
+        load_golden(GOLDEN / held_out),
         SectionKeys(SHIPPED_ARTICLES),
     )
-    assert scores.recall_at_3 >= 0.75, "\n".join(scores.misses)
+    assert scores.recall_at_3 >= 0.8, "\n".join(scores.misses)
