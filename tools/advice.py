@@ -21,7 +21,7 @@ from tools.catalog import ResolvedModel, catalog_architecture, list_models
 from tools.engines import Hardware, vllm_activation_bytes, vllm_scheduler_defaults
 from tools.precision import token_embedding_bytes, weights
 from tools.schemas import Language
-from tools.texts import integer, number, text
+from tools.texts import counted, integer, number, text
 
 # Cheaper steps, in order, per engine family.
 _VLLM_LADDER = ("fp32", "bf16", "fp8", "awq")
@@ -57,7 +57,7 @@ def recommendation(
             lang,
             label=chosen.option.label,
             headroom=number(chosen.option.headroom_gb, lang),
-            seqs=integer(chosen.option.max_concurrent_sequences, lang),
+            seqs=counted(chosen.option.max_concurrent_sequences, "concurrent_sequence", lang),
             **common,
         )
     labels = ", ".join(ev.option.label for ev in evaluations)
@@ -66,9 +66,8 @@ def recommendation(
 
 def _verdict(scenario: Scenario, ev: Evaluation) -> str:
     if ev.option.fits:
-        return text(
-            "verdict_fits", scenario.lang, seqs=integer(ev.option.max_concurrent_sequences, scenario.lang)
-        )
+        seqs = counted(ev.option.max_concurrent_sequences, "concurrent_sequence", scenario.lang)
+        return text("verdict_fits", scenario.lang, seqs=seqs)
     return text("verdict_no", scenario.lang)
 
 
@@ -238,7 +237,7 @@ def _smaller_model_line(scenario: Scenario, target: Evaluation) -> str | None:
         precision=precision,
         gb=number(w.bytes / GB, scenario.lang),
         label=target.option.label,
-        seqs=integer(ev.option.max_concurrent_sequences, scenario.lang),
+        seqs=counted(ev.option.max_concurrent_sequences, "concurrent_sequence", scenario.lang),
     )
 
 

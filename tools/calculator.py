@@ -34,7 +34,7 @@ from tools.precision import (
     weights,
 )
 from tools.schemas import CardOption, Language, SizingRequest, SizingResult
-from tools.texts import integer, number, text
+from tools.texts import counted, integer, number, text
 
 GB = 1e9
 MAX_CONTEXT = 10_000_000
@@ -355,7 +355,7 @@ def _option_line(scenario: Scenario, ev: Evaluation) -> str:
         "usable": number(ev.option.usable_gb, lang),
         "weights": _gb(est.weights_bytes, lang),
         "room": _gb(room, lang),
-        "seqs": integer(ev.option.max_concurrent_sequences, lang),
+        "seqs": counted(ev.option.max_concurrent_sequences, "sequence", lang),
         "context": integer(scenario.context, lang),
     }
     if scenario.engine == "vllm":

@@ -103,33 +103,33 @@ TEXTS: dict[str, dict[Language, str]] = {
     "line_option_vllm": {
         "en": (
             "{label}: {usable} GB usable; vLLM takes {util}% = {budget} GB; minus weights {weights} GB and "
-            "overhead {overhead} GB leaves {room} GB of KV = {tokens} tokens → {seqs} sequences of {context} tokens"
+            "overhead {overhead} GB leaves {room} GB of KV = {tokens} tokens → {seqs} of {context} tokens"
         ),
         "es": (
             "{label}: {usable} GB utilizables; vLLM toma el {util}% = {budget} GB; menos pesos {weights} GB y "
-            "sobrecarga {overhead} GB quedan {room} GB de KV = {tokens} tokens → {seqs} secuencias de {context} tokens"
+            "sobrecarga {overhead} GB quedan {room} GB de KV = {tokens} tokens → {seqs} de {context} tokens"
         ),
     },
     "line_option": {
         "en": (
             "{label}: {usable} GB usable; minus weights {weights} GB and overhead {overhead} GB leaves {room} GB "
-            "of KV → {seqs} sequences of {context} tokens"
+            "of KV → {seqs} of {context} tokens"
         ),
         "es": (
             "{label}: {usable} GB utilizables; menos pesos {weights} GB y sobrecarga {overhead} GB quedan {room} GB "
-            "de KV → {seqs} secuencias de {context} tokens"
+            "de KV → {seqs} de {context} tokens"
         ),
     },
     "line_option_host_embedding": {
         "en": (
             "{label}: {usable} GB usable; minus weights {weights} GB on the GPU (the {all_weights} GB less the "
             "{host} GB input embedding, which stays in host RAM) and overhead {overhead} GB leaves {room} GB "
-            "of KV → {seqs} sequences of {context} tokens"
+            "of KV → {seqs} of {context} tokens"
         ),
         "es": (
             "{label}: {usable} GB utilizables; menos pesos {weights} GB en la GPU (los {all_weights} GB sin los "
             "{host} GB del embedding de entrada, que se queda en la RAM del host) y sobrecarga {overhead} GB "
-            "quedan {room} GB de KV → {seqs} secuencias de {context} tokens"
+            "quedan {room} GB de KV → {seqs} de {context} tokens"
         ),
     },
     "line_units": {
@@ -158,16 +158,16 @@ TEXTS: dict[str, dict[Language, str]] = {
         ),
     },
     "rec_fits": {
-        "en": "{model} at {precision}, {context} tokens per sequence, {users} at once, on {engine}: {label} ({headroom} GB to spare, up to {seqs} concurrent sequences).",
-        "es": "{model} en {precision}, {context} tokens por secuencia, {users} a la vez, en {engine}: {label} ({headroom} GB de margen, hasta {seqs} secuencias concurrentes).",
+        "en": "{model} at {precision}, {context} tokens per sequence, {users} at once, on {engine}: {label} ({headroom} GB to spare, up to {seqs}).",
+        "es": "{model} en {precision}, {context} tokens por secuencia, {users} a la vez, en {engine}: {label} ({headroom} GB de margen, hasta {seqs}).",
     },
     "rec_none": {
         "en": "{model} at {precision}, {context} tokens per sequence, {users} at once, on {engine} does not fit {labels}: it needs about {total} GB of usable card memory. See the suggestions.",
         "es": "{model} en {precision}, {context} tokens por secuencia, {users} a la vez, en {engine}, no cabe en {labels}: necesita unos {total} GB de memoria utilizable. Vea las sugerencias.",
     },
     "sug_context": {
-        "en": "Shorter context: at {context} tokens per sequence, {users} at once fit on {label}.",
-        "es": "Contexto más corto: con {context} tokens por secuencia caben {users} a la vez en {label}.",
+        "en": "Shorter context: at {context} tokens per sequence, {label} holds {users} at once.",
+        "es": "Contexto más corto: con {context} tokens por secuencia, {label} admite {users} a la vez.",
     },
     "sug_kv": {
         "en": "{kv} KV cache halves the cache ({kv_gb} GB instead of {old_gb} GB): {verdict} on {label}.",
@@ -187,8 +187,8 @@ TEXTS: dict[str, dict[Language, str]] = {
     },
     "multi_card": {"en": "{gpus}× {per_card}", "es": "{gpus} {per_card}"},
     "sug_smaller_model": {
-        "en": "A smaller model at higher precision: {model} at {precision} ({gb} GB of weights) fits on {label} with up to {seqs} concurrent sequences — often the better trade than a heavily compressed large model; compare both on your tasks.",
-        "es": "Un modelo más pequeño a mayor precisión: {model} en {precision} ({gb} GB de pesos) cabe en {label} con hasta {seqs} secuencias concurrentes; a menudo es mejor negocio que un modelo grande muy comprimido: compare ambos en sus tareas.",
+        "en": "A smaller model at higher precision: {model} at {precision} ({gb} GB of weights) fits on {label} with up to {seqs} — often the better trade than a heavily compressed large model; compare both on your tasks.",
+        "es": "Un modelo más pequeño a mayor precisión: {model} en {precision} ({gb} GB de pesos) cabe en {label} con hasta {seqs}; a menudo es mejor negocio que un modelo grande muy comprimido: compare ambos en sus tareas.",
     },
     "sug_max_num_seqs": {
         "en": "vLLM reserves {gb} GB for sampling --max-num-seqs {seqs} sequences (its default here); if {users} at once is all you serve, --max-num-seqs {users} gives that memory to the KV cache.",
@@ -199,11 +199,28 @@ TEXTS: dict[str, dict[Language, str]] = {
         "es": "{context} tokens superan el máximo configurado del modelo, {limit} tokens.",
     },
     "verdict_fits": {
-        "en": "fits ({seqs} concurrent sequences)",
-        "es": "cabe ({seqs} secuencias concurrentes)",
+        "en": "fits ({seqs})",
+        "es": "cabe ({seqs})",
     },
     "verdict_no": {"en": "still does not fit", "es": "sigue sin caber"},
 }
+
+
+# Counted nouns, (one, many) per language: templates take "{seqs}" already counted, so that
+# one reads "1 sequence" / "1 secuencia" and every other count the plural.
+COUNTED_NOUNS: dict[str, dict[Language, tuple[str, str]]] = {
+    "sequence": {"en": ("sequence", "sequences"), "es": ("secuencia", "secuencias")},
+    "concurrent_sequence": {
+        "en": ("concurrent sequence", "concurrent sequences"),
+        "es": ("secuencia concurrente", "secuencias concurrentes"),
+    },
+}
+
+
+def counted(value: int, noun: str, lang: Language) -> str:
+    """A count with its noun in the right number: "1 sequence", "1.024 secuencias"."""
+    one, many = COUNTED_NOUNS[noun][lang]
+    return f"{integer(value, lang)} {one if value == 1 else many}"
 
 
 def text(key: str, lang: Language, **fields: object) -> str:

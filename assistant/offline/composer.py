@@ -73,7 +73,7 @@ def _headline(result: SizingResult, class_result: SizingResult, plan: SizingPlan
             "headline_fits",
             option=option.label,
             headroom_gb=gb(option.headroom_gb, texts),
-            max_users=count(option.max_concurrent_sequences, texts),
+            max_users=users_label(option.max_concurrent_sequences, texts),
             **common,
         )
     best = recommended_option(class_result)
@@ -82,7 +82,7 @@ def _headline(result: SizingResult, class_result: SizingResult, plan: SizingPlan
             "best_option",
             option=best.label,
             headroom_gb=gb(best.headroom_gb, texts),
-            max_users=count(best.max_concurrent_sequences, texts),
+            max_users=users_label(best.max_concurrent_sequences, texts),
         )
         if best
         else ""
@@ -157,13 +157,15 @@ def _row_note(result: SizingResult, option: CardOption | None, texts: Texts) -> 
                 texts.fill(
                     "note_fits_elsewhere",
                     option=best.label,
-                    max_users=count(best.max_concurrent_sequences, texts),
+                    max_users=users_short(best.max_concurrent_sequences, texts),
                 )
             )
         elif result.alternatives:
             shown = [
                 texts.fill(
-                    "note_alternative", option=alt.label, max_users=count(alt.max_concurrent_sequences, texts)
+                    "note_alternative",
+                    option=alt.label,
+                    max_users=users_short(alt.max_concurrent_sequences, texts),
                 )
                 for alt in result.alternatives
             ]
@@ -227,6 +229,13 @@ def compose_sizing(calculations: Calculations, texts: Texts, *, task: str | None
 
 def users_label(users: int, texts: Texts) -> str:
     return texts["users_one"] if users == 1 else texts.fill("users_many", users=count(users, texts))
+
+
+def users_short(users: int, texts: Texts) -> str:
+    """A user count in a table note: "1 user", "4 users"."""
+    return (
+        texts["users_short_one"] if users == 1 else texts.fill("users_short_many", users=count(users, texts))
+    )
 
 
 def _compact_arithmetic(results: Sequence[SizingResult], texts: Texts) -> str:
