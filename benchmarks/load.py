@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -41,6 +43,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 # A sizing conversation as visitors hold it, in English and Spanish. Session n talks about
 # SESSION_MODELS[n % len]: messages 2 and 3 name no model, so a correct answer shows that the
@@ -258,27 +261,64 @@ def baseline(url: str, timeout: float) -> dict[str, float]:
     }
 
 
-def drive(
-    url: str, sessions: int, messages: int, timeout: float, server_pid: int | None = None
-) -> dict[str, object]:
-    alone = baseline(url, timeout)
-    start = threading.Barrier(sessions)
-    outcomes: list[SessionOutcome] = [SessionOutcome() for _ in range(sessions)]
+def run_sessions(
+    url: str, numbers: list[int], messages: int, start: Any, timeout: float, results: Any
+) -> None:
+    """One load-generator process: its sessions run in threads; outcomes go back on `results`."""
+    outcomes: dict[int, SessionOutcome] = {}
 
     def worker(number: int) -> None:
         outcomes[number] = run_session(url, number, messages, start, timeout)
 
-    threads = [threading.Thread(target=worker, args=(n,), name=f"session-{n}") for n in range(sessions)]
-    # The load generator shares the machine with a server started here: report what it used.
-    client_cpu_before = time.process_time()
-    server_cpu_before = process_cpu_seconds(server_pid)
-    began = time.perf_counter()
+    threads = [threading.Thread(target=worker, args=(n,), name=f"session-{n}") for n in numbers]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    results.put([(o.latencies, o.errors) for o in outcomes.values()])
+
+
+def children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def drive(
+    url: str,
+    sessions: int,
+    messages: int,
+    timeout: float,
+    server_pid: int | None = None,
+    workers: int = 1,
+) -> dict[str, object]:
+    alone = baseline(url, timeout)
+    # gradio_client spends several times the server's CPU per message, all of it under one
+    # GIL when every session is a thread of this process: with one process the generator,
+    # not the app, sets the latency. Sessions are dealt round-robin to `workers` processes
+    # that start together on one barrier.
+    workers = max(1, min(workers, sessions))
+    context = multiprocessing.get_context("spawn")
+    start = context.Barrier(sessions)
+    results = context.Queue()
+    shares = [list(range(sessions))[index::workers] for index in range(workers)]
+    processes = [
+        context.Process(target=run_sessions, args=(url, share, messages, start, timeout, results))
+        for share in shares
+    ]
+    # The load generator shares the machine with a server started here: report what it used.
+    client_cpu_before = time.process_time() + children_cpu_seconds()
+    server_cpu_before = process_cpu_seconds(server_pid)
+    began = time.perf_counter()
+    for process in processes:
+        process.start()
+    outcomes: list[SessionOutcome] = []
+    for _ in processes:
+        for latencies, errors in results.get(timeout=SERVER_START_SECONDS + timeout * messages):
+            outcomes.append(SessionOutcome(latencies=latencies, errors=errors))
+    for process in processes:
+        process.join()
     wall = time.perf_counter() - began
-    client_cpu = time.process_time() - client_cpu_before
+    client_cpu = time.process_time() + children_cpu_seconds() - client_cpu_before
     server_cpu_after = process_cpu_seconds(server_pid)
     server_cpu = (
         server_cpu_after - server_cpu_before
@@ -291,6 +331,7 @@ def drive(
         "url": url,
         "sessions": sessions,
         "messages_per_session": messages,
+        "client_processes": workers,
         "messages": sessions * messages,
         "answered": len(latencies),
         "errors": len(errors),
@@ -330,22 +371,33 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="index folder for the started app, kept between runs (default: temporary)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="load-generator processes the sessions are spread over (default: one per CPU)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as one JSON line")
     args = parser.parse_args(argv)
-    if args.sessions < 1 or args.messages < 1:
-        parser.error("--sessions and --messages must be at least 1")
+    if args.sessions < 1 or args.messages < 1 or args.workers < 1:
+        parser.error("--sessions, --messages and --workers must be at least 1")
 
     if args.url:
-        report = drive(args.url.rstrip("/"), args.sessions, args.messages, args.timeout)
+        report = drive(args.url.rstrip("/"), args.sessions, args.messages, args.timeout, workers=args.workers)
     else:
         with started_app(args.omp_threads, args.data_dir) as (url, pid):
-            report = drive(url, args.sessions, args.messages, args.timeout, server_pid=pid)
+            report = drive(
+                url, args.sessions, args.messages, args.timeout, server_pid=pid, workers=args.workers
+            )
 
     if args.json:
         print(json.dumps(report))
     else:
         print(f"target        {report['url']} ({report['cpus']} CPUs on this machine)")
-        print(f"sessions      {report['sessions']} concurrent x {report['messages_per_session']} messages")
+        print(
+            f"sessions      {report['sessions']} concurrent x {report['messages_per_session']} messages, "
+            f"from {report['client_processes']} client processes"
+        )
         print(f"answered      {report['answered']} / {report['messages']}   errors {report['errors']}")
         print(f"latency       p50 {report['p50_s']} s   p95 {report['p95_s']} s   max {report['max_s']} s")
         print(f"throughput    {report['messages_per_s']} messages/s over {report['wall_s']} s")
