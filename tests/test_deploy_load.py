@@ -39,4 +39,4 @@ def test_load_benchmark_rejects_an_empty_run() -> None:
         [sys.executable, str(LOAD_SCRIPT), "--sessions", "0"], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 2
-    assert "--sessions and --messages must be at least 1" in result.stderr
+    assert "--sessions, --messages and --workers must be at least 1" in result.stderr
