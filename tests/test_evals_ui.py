@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import gradio as gr
 import pytest
@@ -18,7 +19,9 @@ from assistant.evals.ui import (
     build_compare_tab,
     plan_from_form,
     run_compare_form,
+    table_headers,
     tasks_from_form,
+    visitor_language,
 )
 from assistant.settings import Settings
 from tests.evals_support import TASKS, failing_stub, right_stub, write_tasks, wrong_stub
@@ -72,7 +75,8 @@ def test_run_streams_the_side_by_side_table(settings: Settings) -> None:
         )
         updates = list(run_compare_form(form, settings))
         assert {r["model"] for r in a.requests} == {"model-bf16"}
-    assert updates[0] == (f"Running {len(TASKS)} task(s) against both endpoints…", [])
+    assert updates[0] == (f"Running {len(TASKS)} tasks against both endpoints…", [])
+    assert updates[1][0] == f"1 of {len(TASKS)} tasks done…"
     assert [len(rows) for _, rows in updates[1:-1]] == list(range(1, len(TASKS) + 1))
     summary, rows = updates[-1]
     assert summary.startswith("# Compare: A = model-bf16 vs B = model-int4")
@@ -111,3 +115,65 @@ def test_the_tab_builds_inside_the_callers_blocks(settings: Settings) -> None:
     table = next(b for b in demo.blocks.values() if isinstance(b, gr.Dataframe))
     assert table.datatype == "str"  # answers are shown as text, never rendered as HTML
     assert any(isinstance(b, gr.Button) for b in demo.blocks.values())
+
+
+def test_spanish_visitor_reads_the_runtime_texts_in_spanish(settings: Settings) -> None:
+    with right_stub() as a, failing_stub() as b:
+        form = CompareForm(a.url, "modelo-bf16", b.url, "modelo-int4", task_text=_jsonl(TASKS[:1]))
+        updates = list(run_compare_form(form, settings, "es"))
+    assert updates[0] == ("Ejecutando 1 tarea contra los dos endpoints…", [])
+    assert updates[1][0] == "Progreso: 1 de 1 tarea…"
+    summary, rows = updates[-1]
+    assert summary.startswith("# Comparación: A = modelo-bf16 frente a B = modelo-int4")
+    assert "| puntuación (media de las tareas puntuadas) | 1,00 | 0,00 |" in summary
+    assert "| llamadas fallidas | 0 | 1 |" in summary
+    assert "score" not in summary and "failed" not in summary
+    assert rows[0][4] == "1,00"
+    assert rows[0][5] == "[falló: HTTP 500: the GPU caught fire]"
+    assert table_headers("es") == [
+        "#",
+        "tarea",
+        "evaluador",
+        "respuesta A",
+        "puntuación A",
+        "respuesta B",
+        "puntuación B",
+    ]
+    assert table_headers("en") == TABLE_HEADERS
+
+
+def test_spanish_form_errors(settings: Settings) -> None:
+    form = CompareForm("http://127.0.0.1:9/v1", "a", "", "b", task_text=_jsonl(TASKS))
+    with pytest.raises(EvalOptionError, match="falta la URL de B"):
+        plan_from_form(form, settings, "es")
+    form = CompareForm(
+        "http://127.0.0.1:9/v1", "a", "http://127.0.0.1:9/v1", "b", _jsonl(TASKS), judge_url="http://x"
+    )
+    with pytest.raises(EvalOptionError, match="la URL y el modelo del juez"):
+        plan_from_form(form, settings, "es")
+    with pytest.raises(TaskFileError, match="pegue tareas en JSONL"):
+        tasks_from_form(" ", None, "es")
+    too_many = _jsonl([{"prompt": f"q{i}"} for i in range(UI_MAX_TASKS + 1)])
+    with pytest.raises(TaskFileError, match=f"{UI_MAX_TASKS + 1} tareas; esta pestaña ejecuta como máximo"):
+        tasks_from_form(too_many, None, "es")
+
+
+def test_the_wired_handler_answers_in_the_browsers_language(settings: Settings) -> None:
+    assert visitor_language(SimpleNamespace(headers={"accept-language": "es-ES,es;q=0.9"})) == "es"
+    assert visitor_language(SimpleNamespace(headers={"accept-language": "de-DE"})) == "en"
+    assert visitor_language(None) == "en"
+
+    async def build() -> gr.Blocks:
+        with gr.Blocks() as demo, gr.Tab("Compare"):
+            build_compare_tab(settings)
+        return demo
+
+    demo = asyncio.run(build())
+    on_run = next(block.fn for block in demo.fns.values() if block.fn and block.fn.__name__ == "on_run")
+    spanish = SimpleNamespace(headers={"accept-language": "es"})
+    with pytest.raises(gr.Error, match="No se puede ejecutar la comparación: falta la URL de A"):
+        next(on_run("", "a", "http://127.0.0.1:9/v1", "b", _jsonl(TASKS), None, "", "", "", spanish))
+    with right_stub() as a, wrong_stub() as b:
+        updates = list(on_run(a.url, "a", b.url, "b", _jsonl(TASKS[:1]), None, "", "", "", spanish))
+    table = updates[-1][1]
+    assert table["headers"] == table_headers("es") and len(table["data"]) == 1

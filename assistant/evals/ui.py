@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 from assistant.evals.client import Endpoint
 from assistant.evals.compare import ComparePlan, CompareReport, TaskResult, iter_compare, summarize
 from assistant.evals.errors import EvalOptionError, TaskFileError
-from assistant.evals.report import render_markdown
 from assistant.evals.tasks import Task, load_tasks, parse_tasks
+from assistant.ui.texts import Lang, language_from_header
+from assistant.ui.texts import text as ui_text
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
 UI_MAX_TASKS = 25
 UI_CONCURRENCY = 2
 UI_MAX_TOKENS = 512
-TABLE_HEADERS = ["#", "task", "scorer", "A answer", "A score", "B answer", "B score"]
+# Column keys of the side-by-side table; the words are in assistant/ui/texts.py (compare_col_*).
+TABLE_COLUMNS = ("task", "scorer", "a_answer", "a_score", "b_answer", "b_score")
 INTRO = (
     "Run a few tasks against two OpenAI-compatible endpoints (say, one model at 16 bits and at 4 bits) "
     f"and read the answers side by side. Up to {UI_MAX_TASKS} tasks; the requests are sent by this "
@@ -74,7 +76,26 @@ class CompareForm:
     judge_model: str = ""
 
 
-def tasks_from_form(task_text: str, task_file: str | None) -> list[Task]:
+def table_headers(lang: Lang = "en") -> list[str]:
+    """The side-by-side table's column names in the visitor's language."""
+    return ["#"] + [ui_text(f"compare_col_{column}", lang) for column in TABLE_COLUMNS]
+
+
+TABLE_HEADERS = table_headers("en")
+
+
+def count_tasks(count: int, lang: Lang) -> str:
+    """ "1 task", "3 tasks" / "1 tarea", "3 tareas"."""
+    if count == 1:
+        return ui_text("compare_tasks_one", lang)
+    return ui_text("compare_tasks_many", lang, count=_integer(count, lang))
+
+
+def _integer(value: int, lang: Lang) -> str:
+    return f"{value:,d}".replace(",", ".") if lang == "es" else f"{value:,d}"
+
+
+def tasks_from_form(task_text: str, task_file: str | None, lang: Lang = "en") -> list[Task]:
     """The tasks of the uploaded file, or else of the text box; at most UI_MAX_TASKS."""
     if task_file:
         tasks = load_tasks(Path(task_file))
@@ -83,28 +104,34 @@ def tasks_from_form(task_text: str, task_file: str | None) -> list[Task]:
         tasks = parse_tasks(task_text, "tasks")
         source = "tasks"
     else:
-        raise TaskFileError("tasks", None, "paste JSONL tasks or upload a task file")
+        raise TaskFileError("tasks", None, ui_text("compare_no_tasks", lang))
     if len(tasks) > UI_MAX_TASKS:
         raise TaskFileError(
             source,
             None,
-            f"{len(tasks)} tasks; this tab runs at most {UI_MAX_TASKS} (use `sizing compare` for more)",
+            ui_text(
+                "compare_too_many",
+                lang,
+                tasks=count_tasks(len(tasks), lang),
+                limit=_integer(UI_MAX_TASKS, lang),
+            ),
         )
     return tasks
 
 
-def plan_from_form(form: CompareForm, settings: Settings) -> ComparePlan:
-    """A checked plan, or a SizingError saying what to fix."""
-    for name, value in (
-        ("A URL", form.a_url),
-        ("A model", form.a_model),
-        ("B URL", form.b_url),
-        ("B model", form.b_model),
+def plan_from_form(form: CompareForm, settings: Settings, lang: Lang = "en") -> ComparePlan:
+    """A checked plan, or a SizingError saying what to fix (in `lang` where the tab words it)."""
+    for field, value in (
+        ("a_url", form.a_url),
+        ("a_model", form.a_model),
+        ("b_url", form.b_url),
+        ("b_model", form.b_model),
     ):
         if not value.strip():
-            raise EvalOptionError(f"{name} is empty")
+            name = ui_text(f"compare_field_{field}", lang)
+            raise EvalOptionError(ui_text("compare_empty_field", lang, field=name))
     if bool(form.judge_url.strip()) != bool(form.judge_model.strip()):
-        raise EvalOptionError("give both the judge URL and the judge model, or neither")
+        raise EvalOptionError(ui_text("compare_judge_pair", lang))
     key = form.api_key.strip() or None
     timeout = settings.llm_timeout
 
@@ -115,7 +142,7 @@ def plan_from_form(form: CompareForm, settings: Settings) -> ComparePlan:
         a=endpoint(form.a_url, form.a_model),
         b=endpoint(form.b_url, form.b_model),
         judge=endpoint(form.judge_url, form.judge_model) if form.judge_url.strip() else None,
-        tasks=tasks_from_form(form.task_text, form.task_file),
+        tasks=tasks_from_form(form.task_text, form.task_file, lang),
         max_tokens=UI_MAX_TOKENS,
         concurrency=UI_CONCURRENCY,
     )
@@ -123,42 +150,86 @@ def plan_from_form(form: CompareForm, settings: Settings) -> ComparePlan:
     return plan
 
 
-def _score(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}"
+def _decimal(value: float | None, lang: Lang, decimals: int = 2) -> str:
+    if value is None:
+        return "—"
+    written = f"{value:,.{decimals}f}"
+    return written.translate(str.maketrans(",.", ".,")) if lang == "es" else written
 
 
-def _answer_text(result: TaskResult, side: str) -> str:
+def _ms(value: float | None, lang: Lang) -> str:
+    return "—" if value is None else f"{_decimal(value, lang, 0)} ms"
+
+
+def _answer_text(result: TaskResult, side: str, lang: Lang) -> str:
     answer = result.a if side == "a" else result.b
-    return f"[failed: {answer.error}]" if answer.error else answer.output
+    return ui_text("compare_failed_answer", lang, error=answer.error) if answer.error else answer.output
 
 
-def table_rows(report: CompareReport) -> list[list[str]]:
+def table_rows(report: CompareReport, lang: Lang = "en") -> list[list[str]]:
     """One row per task: the question, then A's and B's answers and scores next to each other."""
     return [
         [
             str(result.index + 1),
             result.prompt,
-            result.scorer or "none",
-            _answer_text(result, "a"),
-            _score(result.a_score),
-            _answer_text(result, "b"),
-            _score(result.b_score),
+            result.scorer or ui_text("compare_no_scorer", lang),
+            _answer_text(result, "a", lang),
+            _decimal(result.a_score, lang),
+            _answer_text(result, "b", lang),
+            _decimal(result.b_score, lang),
         ]
         for result in report.tasks
     ]
 
 
-def run_compare_form(form: CompareForm, settings: Settings) -> Iterator[tuple[str, list[list[str]]]]:
-    """(summary Markdown, table rows) after each finished task, then the final summary."""
-    plan = plan_from_form(form, settings)
+def summary_markdown(report: CompareReport, lang: Lang = "en") -> str:
+    """The tab's summary in the visitor's language: the two endpoints and their totals.
+
+    The table below it shows every task; the CLI's report (`sizing compare`) adds the rest."""
+    a, b = report.a, report.b
+    lines = [
+        "# " + ui_text("compare_title", lang, a=a.model, b=b.model),
+        "",
+        f"A: `{a.model}` — {a.url}  ",
+        f"B: `{b.model}` — {b.url}"
+        + (f"  \n{ui_text('compare_judge', lang, judge=report.judge)}" if report.judge else ""),
+        "",
+    ]
+    if not report.complete:
+        done = _integer(len(report.tasks), lang)
+        lines += [
+            ui_text("compare_partial", lang, done=done, tasks=count_tasks(report.total_tasks, lang)),
+            "",
+        ]
+    rows = (
+        ("score", _decimal(a.score, lang), _decimal(b.score, lang)),
+        ("scored", _integer(a.scored_tasks, lang), _integer(b.scored_tasks, lang)),
+        ("failed", _integer(a.errors, lang), _integer(b.errors, lang)),
+        ("p50", _ms(a.latency_ms_p50, lang), _ms(b.latency_ms_p50, lang)),
+        ("p95", _ms(a.latency_ms_p95, lang), _ms(b.latency_ms_p95, lang)),
+        ("tokens", _integer(a.completion_tokens, lang), _integer(b.completion_tokens, lang)),
+    )
+    lines += ["| | A | B |", "|---|---|---|"]
+    lines += [f"| {ui_text(f'compare_row_{row}', lang)} | {x} | {y} |" for row, x, y in rows]
+    lines += ["", ui_text("compare_full_report", lang)]
+    return "\n".join(lines) + "\n"
+
+
+def run_compare_form(
+    form: CompareForm, settings: Settings, lang: Lang = "en"
+) -> Iterator[tuple[str, list[list[str]]]]:
+    """(summary Markdown, table rows) after each finished task, then the final summary, in `lang`."""
+    plan = plan_from_form(form, settings, lang)
     results: list[TaskResult] = []
-    yield f"Running {len(plan.tasks)} task(s) against both endpoints…", []
+    total = count_tasks(len(plan.tasks), lang)
+    yield ui_text("compare_running", lang, tasks=total), []
     for result in iter_compare(plan):
         results.append(result)
         report = summarize(plan, results)
-        yield f"{len(results)} of {len(plan.tasks)} task(s) done…", table_rows(report)
+        done = _integer(len(results), lang)
+        yield ui_text("compare_progress", lang, done=done, tasks=total), table_rows(report, lang)
     report = summarize(plan, results)
-    yield render_markdown(report), table_rows(report)
+    yield summary_markdown(report, lang), table_rows(report, lang)
 
 
 # ---------------------------------------------------------------------------- Gradio wiring
@@ -209,23 +280,41 @@ def build_compare_tab(settings: Settings, label: Callable[[str], Any] = str) -> 
         label=label("Side by side"),
     )
 
-    def on_run(*values: Any) -> Iterator[tuple[str, list[list[str]]]]:
+    def on_run(
+        a_url: str | None,
+        a_model: str | None,
+        b_url: str | None,
+        b_model: str | None,
+        task_text: str | None,
+        task_file: Any,
+        api_key: str | None,
+        judge_url: str | None,
+        judge_model: str | None,
+        request: gr.Request,
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
         form = CompareForm(
-            a_url=values[0] or "",
-            a_model=values[1] or "",
-            b_url=values[2] or "",
-            b_model=values[3] or "",
-            task_text=values[4] or "",
-            task_file=_upload_path(values[5]),
-            api_key=values[6] or "",
-            judge_url=values[7] or "",
-            judge_model=values[8] or "",
+            a_url=a_url or "",
+            a_model=a_model or "",
+            b_url=b_url or "",
+            b_model=b_model or "",
+            task_text=task_text or "",
+            task_file=_upload_path(task_file),
+            api_key=api_key or "",
+            judge_url=judge_url or "",
+            judge_model=judge_model or "",
         )
+        lang = visitor_language(request)
+        headers = table_headers(lang)
         try:
-            yield from run_compare_form(form, settings)
+            for summary_text, rows in run_compare_form(form, settings, lang):
+                yield summary_text, {"headers": headers, "data": rows}
         except SizingError as exc:
-            raise gr.Error(str(exc)) from None
+            raise gr.Error(ui_text("compare_cannot_run", lang, message=str(exc))) from None
 
+    # Gradio passes the visitor's request to a parameter typed gr.Request, read with
+    # typing.get_type_hints; gradio is imported in this function, so the string annotation
+    # cannot resolve from the module: give Gradio the class itself.
+    on_run.__annotations__["request"] = gr.Request
     run_button.click(
         on_run,
         inputs=[a_url, a_model, b_url, b_model, task_text, task_file, api_key, judge_url, judge_model],
@@ -234,6 +323,12 @@ def build_compare_tab(settings: Settings, label: Callable[[str], Any] = str) -> 
         concurrency_limit=1,  # one comparison at a time per server: each one sends many requests
         api_visibility="private",
     )
+
+
+def visitor_language(request: Any) -> Lang:
+    """Spanish or English from the browser's Accept-Language (the web app's own rule)."""
+    headers = getattr(request, "headers", None) or {}
+    return language_from_header(headers.get("accept-language"))
 
 
 def _upload_path(value: Any) -> str | None:

@@ -156,6 +156,62 @@ TEXTS: dict[str, dict[Lang, str]] = {
         "en": "There is no recommendation to draft from yet: ask a sizing question in the chat first.",
         "es": "Aún no hay ninguna recomendación para redactar: haga primero una pregunta de dimensionamiento.",
     },
+    # The Compare tab's runtime texts (assistant/evals/ui.py)
+    "compare_tasks_one": {"en": "1 task", "es": "1 tarea"},
+    "compare_tasks_many": {"en": "{count} tasks", "es": "{count} tareas"},
+    "compare_running": {
+        "en": "Running {tasks} against both endpoints…",
+        "es": "Ejecutando {tasks} contra los dos endpoints…",
+    },
+    "compare_progress": {"en": "{done} of {tasks} done…", "es": "Progreso: {done} de {tasks}…"},
+    "compare_col_task": {"en": "task", "es": "tarea"},
+    "compare_col_scorer": {"en": "scorer", "es": "evaluador"},
+    "compare_col_a_answer": {"en": "A answer", "es": "respuesta A"},
+    "compare_col_a_score": {"en": "A score", "es": "puntuación A"},
+    "compare_col_b_answer": {"en": "B answer", "es": "respuesta B"},
+    "compare_col_b_score": {"en": "B score", "es": "puntuación B"},
+    "compare_no_scorer": {"en": "none", "es": "ninguno"},
+    "compare_failed_answer": {"en": "[failed: {error}]", "es": "[falló: {error}]"},
+    "compare_empty_field": {"en": "{field} is empty", "es": "falta {field}"},
+    "compare_field_a_url": {"en": "A URL", "es": "la URL de A"},
+    "compare_field_a_model": {"en": "A model", "es": "el modelo de A"},
+    "compare_field_b_url": {"en": "B URL", "es": "la URL de B"},
+    "compare_field_b_model": {"en": "B model", "es": "el modelo de B"},
+    "compare_judge_pair": {
+        "en": "give both the judge URL and the judge model, or neither",
+        "es": "indique a la vez la URL y el modelo del juez, o ninguno de los dos",
+    },
+    "compare_no_tasks": {
+        "en": "paste JSONL tasks or upload a task file",
+        "es": "pegue tareas en JSONL o suba un archivo de tareas",
+    },
+    "compare_too_many": {
+        "en": "{tasks}; this tab runs at most {limit} (use `sizing compare` for more)",
+        "es": "{tasks}; esta pestaña ejecuta como máximo {limit} (use `sizing compare` para más)",
+    },
+    "compare_cannot_run": {
+        "en": "Cannot run the comparison: {message}",
+        "es": "No se puede ejecutar la comparación: {message}",
+    },
+    "compare_title": {"en": "Compare: A = {a} vs B = {b}", "es": "Comparación: A = {a} frente a B = {b}"},
+    "compare_judge": {"en": "Judge: `{judge}`", "es": "Juez: `{judge}`"},
+    "compare_partial": {
+        "en": "**Partial:** {done} of {tasks} finished.",
+        "es": "**Parcial:** {done} de {tasks}; la ejecución se interrumpió.",
+    },
+    "compare_row_score": {
+        "en": "score (mean over scored tasks)",
+        "es": "puntuación (media de las tareas puntuadas)",
+    },
+    "compare_row_scored": {"en": "scored tasks", "es": "tareas puntuadas"},
+    "compare_row_failed": {"en": "failed calls", "es": "llamadas fallidas"},
+    "compare_row_p50": {"en": "latency p50", "es": "latencia p50"},
+    "compare_row_p95": {"en": "latency p95", "es": "latencia p95"},
+    "compare_row_tokens": {"en": "output tokens", "es": "tokens de salida"},
+    "compare_full_report": {
+        "en": "Per-scorer totals, the largest differences and a blind review sheet: `sizing compare`.",
+        "es": "Totales por evaluador, las mayores diferencias y una hoja de revisión a ciegas: `sizing compare`.",
+    },
 }
 
 
