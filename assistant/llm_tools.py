@@ -26,7 +26,16 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field
 
 from assistant.schemas import Source, Step, StepEvent, TextDelta
-from tools import ENGINES, KV_DTYPES, PRECISIONS, SizingRequest, SizingResult, calculate_vram, card_classes
+from tools import (
+    ENGINES,
+    KV_DTYPES,
+    PRECISIONS,
+    SizingRequest,
+    SizingResult,
+    calculate_vram,
+    card_classes,
+    default_engine,
+)
 from tools.errors import SizingError
 
 logger = logging.getLogger(__name__)
@@ -159,6 +168,8 @@ def build_tools(log: ToolLog, store: Any | None) -> list[BaseTool]:
             # Unset optional arguments keep the calculator's own defaults.
             optional = {"engine": engine, "gpu": gpu, "kv_dtype": kv_dtype}
             given = {name: value for name, value in optional.items() if value}
+            # A GGUF format with no engine named means llama.cpp / Ollama, not vLLM.
+            given.setdefault("engine", default_engine(precision))
             request = SizingRequest(
                 model=model, precision=precision, context=context, users=users, lang=lang, **given
             )

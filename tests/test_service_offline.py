@@ -298,3 +298,19 @@ def test_spanish_answers_name_models_and_classes_in_spanish(assistant: Assistant
     assert "70B (referencia: Llama 3.1 70B)" in answer and "Clase 80GB (A100 80GB, H100 80GB)" in answer
     for english in ("reference:", "class (", "Tensor parallel", "cards ("):
         assert english not in answer
+
+
+@pytest.mark.parametrize(
+    ("question", "engine"),
+    [
+        ("Can I run Mixtral 8x7B at Q4_K_M on one RTX 4090?", "llamacpp"),
+        ("¿Mixtral 8x7B en Q8_0 con Ollama?", "ollama"),
+        ("Mixtral 8x7B at AWQ with 4 users?", "vllm"),
+    ],
+)
+def test_a_gguf_format_is_sized_for_llama_cpp_unless_an_engine_is_named(
+    assistant: Assistant, question: str, engine: str
+) -> None:
+    reply = assistant.answer(question)
+    assert reply.calculations
+    assert {result.engine for result in reply.calculations} == {engine}

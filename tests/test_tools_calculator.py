@@ -14,6 +14,7 @@ from tools import (
     SizingResult,
     calculate_vram,
     card_classes,
+    default_engine,
     list_cards,
     list_models,
     resolve_model,
@@ -327,3 +328,11 @@ def test_llamacpp_fit_line_explains_the_weights_left_in_host_ram() -> None:
     assert "input embedding, which stays in host RAM" in line
     vllm = calc(model="llama-3.1-8b", gpu="l40s")
     assert not any("host RAM" in line for line in vllm.arithmetic)
+
+
+@pytest.mark.parametrize(
+    ("precision", "engine"),
+    [("q4_k_m", "llamacpp"), ("Q8_0", "llamacpp"), ("awq", "vllm"), ("bf16", "vllm"), ("fp8", "vllm")],
+)
+def test_default_engine_follows_the_file_format(precision: str, engine: str) -> None:
+    assert default_engine(precision) == engine

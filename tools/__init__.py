@@ -8,7 +8,7 @@ Importing this package reads nothing and builds nothing; data files load on firs
 
 from __future__ import annotations
 
-from tools.calculator import calculate_vram
+from tools.calculator import calculate_vram, default_engine
 from tools.cards import card_classes, list_cards
 from tools.catalog import list_models, resolve_model
 from tools.engines import ENGINES
@@ -28,6 +28,7 @@ __all__ = [
     "SizingResult",
     "calculate_vram",
     "card_classes",
+    "default_engine",
     "list_cards",
     "list_models",
     "resolve_model",

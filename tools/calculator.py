@@ -48,6 +48,17 @@ _ENGINE_PRECISIONS = {
     "ollama": ("fp32", "bf16", "fp16", "mxfp4", *GGUF_PRECISIONS),
     "transformers": tuple(p for p in PRECISIONS if p not in GGUF_PRECISIONS),
 }
+
+
+def default_engine(precision: str) -> str:
+    """The engine a visitor most likely means when they name a format but no engine.
+
+    GGUF files (Q4_K_M, Q8_0, ...) are what llama.cpp and Ollama load; everything else is
+    sized for vLLM, the default serving engine.
+    """
+    return "llamacpp" if precision.strip().lower() in GGUF_PRECISIONS else "vllm"
+
+
 _ENGINE_KV = {
     "vllm": ("bf16", "fp16", "fp8"),
     "llamacpp": ("bf16", "fp16", "q8_0", "q4_0"),

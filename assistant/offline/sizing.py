@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from assistant.offline.understanding import Understanding, catalog
 from assistant.schemas import ConversationState, Language
-from tools import SizingRequest, SizingResult, calculate_vram
+from tools import SizingRequest, SizingResult, calculate_vram, default_engine
 
 # Defaults the answer states plainly when the visitor did not say. The context default is the
 # calculator's own (tools.SizingRequest.context), so offline answers and `sizing calc` agree.
@@ -50,7 +50,7 @@ class SizingPlan:
                 context=self.context,
                 users=self.users,
                 kv_dtype=self.kv_dtype,
-                engine=self.engine or "vllm",
+                engine=self.engine or default_engine(precision),
                 gpu=self.gpu if on_card else None,
                 lang=self.language,
             )
