@@ -40,7 +40,8 @@ def test_fake_model_with_a_wrong_figure_and_no_caveat(tmp_path: Any) -> None:
         AIMessage(content="A 70B at Q4_K_M needs 31 GB in total, so one RTX 4090 is plenty. Enjoy!"),
     )
     outcome = run_agent(model, "70B in Q4_K_M?", None, store=None, settings=settings)
-    result = calculate_vram(SizingRequest(model="70b", precision="q4_k_m"))
+    # No engine named: a GGUF format is sized for llama.cpp (tools.default_engine).
+    result = calculate_vram(SizingRequest(model="70b", precision="q4_k_m", engine="llamacpp"))
     assert outcome.calculations == [result]
     assert outcome.model_calls == 2
 
