@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-test run test lint typecheck bench clean
+.PHONY: install install-test run test lint typecheck bench vectors clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ typecheck: $(TEST_STAMP)
 
 test: $(TEST_STAMP) lint typecheck
 	$(BIN)/python -m pytest
+
+# After editing knowledge/articles: re-embed them into the vectors shipped with the package.
+vectors: $(STAMP)
+	$(BIN)/python -m knowledge.build_vectors
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/accuracy.py

@@ -23,6 +23,17 @@ LEXICAL_WEIGHT = 0.05
 # two scores are averaged: two views of one text are a steadier signal than either, and it lets a
 # Spanish question find the English section (and back) at within-language accuracy.
 POOL_TRANSLATIONS = True
+# Added to sections of glossary articles (front matter `kind: glossary`) when the question asks what
+# something is or means. Measured with `benchmarks/retrieval.py --variants`: "What is a KV cache?"
+# otherwise goes to the article about quantizing the KV cache, whose every section says "KV cache".
+DEFINITION_BOOST = 0.04
+_DEFINITION_QUESTION = re.compile(
+    r"^\W*(?:(?:hola|hi|hello|hey|buenas)\W+)?"  # an optional greeting, then the question itself
+    r"(what\s+(is|are)\b|what'?s\b|what\s+does\b.{1,60}\bmean\b|define\b|meaning\s+of\b"
+    r"|definition\s+of\b|qu[eé]\s+(es|son|significa|significan|quiere\s+decir)\b|q\s+es\b"
+    r"|definici[oó]n\s+de\b)",
+    re.IGNORECASE,
+)
 # Breaks the tie inside a pooled pair in favour of the wording closer to the question (its language).
 OWN_SCORE_TIEBREAK = 0.001
 # Okapi BM25 constants, the textbook defaults (Robertson & Zaragoza, 2009).
@@ -58,12 +69,18 @@ class Candidate:
     lang: str
     pair_key: str
     similarity: float  # cosine similarity of the query and section embeddings
+    definitions: bool = False  # a glossary section: short definitions of terms
 
 
 @dataclass(frozen=True)
 class Ranked:
     id: str
     score: float
+
+
+def is_definition_question(query: str) -> bool:
+    """ "What is X?", "¿Qué significa X?" and the like: questions a glossary entry answers best."""
+    return bool(_DEFINITION_QUESTION.search(query))
 
 
 def terms(text: str, bilingual: bool = True) -> list[str]:
@@ -121,18 +138,22 @@ def bm25_scores(query: str, documents: Sequence[str], bilingual: bool = True) ->
     lengths = [sum(counts.values()) for counts in doc_terms]
     average_length = (sum(lengths) / len(lengths)) or 1.0
     n = len(documents)
+    idf = {}
+    for term in query_terms:
+        df = sum(1 for counts in doc_terms if term in counts)
+        idf[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
     scores = []
     for counts, length in zip(doc_terms, lengths, strict=True):
         score = 0.0
         for term in query_terms:
             tf = counts.get(term, 0)
-            if not tf:
-                continue
-            df = sum(1 for other in doc_terms if term in other)
-            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            score += (
-                idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * length / average_length))
-            )
+            if tf:
+                score += (
+                    idf[term]
+                    * tf
+                    * (BM25_K1 + 1)
+                    / (tf + BM25_K1 * (1 - BM25_B + BM25_B * length / average_length))
+                )
         scores.append(score)
     return scores
 
@@ -145,14 +166,16 @@ def rank(
     lexical_weight: float = LEXICAL_WEIGHT,
     pool_translations: bool = POOL_TRANSLATIONS,
     bilingual_terms: bool = True,
+    definition_boost: float = DEFINITION_BOOST,
 ) -> list[Ranked]:
     """Best `k` candidates. With `lang`, only that language; without, one section per translation pair."""
     if not candidates or k <= 0:
         return []
     lexical = bm25_scores(query, [c.text for c in candidates], bilingual_terms)
     top_lexical = max(lexical) or 1.0
+    boost = definition_boost if is_definition_question(query) else 0.0
     own = [
-        c.similarity + lexical_weight * (lex / top_lexical)
+        c.similarity + lexical_weight * (lex / top_lexical) + (boost if c.definitions else 0.0)
         for c, lex in zip(candidates, lexical, strict=True)
     ]
     pair_scores: dict[str, list[float]] = {}

@@ -90,6 +90,10 @@ def test_translations_with_different_section_counts_are_not_paired(tmp_path: Pat
         ("---\ntitle: x\nlang: es\nslug: x\n---\n## A\ntext\n", "does not match its folder"),
         ("---\ntitle: x\nlang: en\nslug: x\n---\n\n", "has no text"),
         ("---\n- a list\n---\n## A\ntext\n", "not a set of 'key: value' lines"),
+        (
+            "---\ntitle: x\nlang: en\nslug: x\nkind: faq\n---\n## A\ntext\n",
+            "kind 'faq' is not one of article, glossary",
+        ),
     ],
 )
 def test_malformed_article_names_the_file_and_the_problem(tmp_path: Path, text: str, problem: str) -> None:
@@ -115,3 +119,15 @@ def test_duplicate_slug_in_one_language_is_skipped_with_a_reason(tmp_path: Path)
     articles, problems = load_articles(tmp_path)
     assert [a.path for a in articles] == ["en/a.md"]
     assert "en/b.md" in str(problems[0]) and "already used by en/a.md" in str(problems[0])
+
+
+def test_the_kind_of_an_article_reaches_its_sections_and_their_hash(tmp_path: Path) -> None:
+    text = "---\ntitle: Words\nlang: en\nslug: words\n{kind}---\n## VRAM\nThe memory on the card.\n"
+    plain = parse_article(write(tmp_path, "en/words.md", text.format(kind="")), tmp_path)
+    glossary = parse_article(write(tmp_path, "en/words.md", text.format(kind="kind: glossary\n")), tmp_path)
+    assert (plain.kind, glossary.kind) == ("article", "glossary")
+    [plain_chunk], _ = chunk_articles([plain], embedder_id="e")
+    [glossary_chunk], _ = chunk_articles([glossary], embedder_id="e")
+    assert glossary_chunk.metadata()["kind"] == "glossary" and plain_chunk.metadata()["kind"] == "article"
+    # Same text, different kind: the stored metadata differs, so an index must re-store the section.
+    assert glossary_chunk.content_hash != plain_chunk.content_hash

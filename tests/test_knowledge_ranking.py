@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from knowledge.ranking import Candidate, _concepts, bm25_scores, rank, terms
+from knowledge.ranking import Candidate, _concepts, bm25_scores, is_definition_question, rank, terms
 
 
 def candidate(chunk_id: str, lang: str, pair: str, similarity: float, text: str = "") -> Candidate:
@@ -75,3 +75,45 @@ def test_lexical_score_breaks_near_ties_in_favour_of_exact_terms() -> None:
 def test_empty_inputs_give_empty_results() -> None:
     assert rank("x", [], k=3) == []
     assert rank("x", [candidate("a", "en", "a", 0.5)], k=0) == []
+
+
+def test_definition_questions_are_recognised_in_both_languages() -> None:
+    for question in (
+        "What is a KV cache?",
+        "whats vram",
+        "Hi! What are tensor parallel GPUs?",
+        "what does GQA mean?",
+        "¿Qué es la caché KV?",
+        "q es la cache kv y por que ocupa tanto",
+        "hola, que significa MoE",
+        "¿Qué quiere decir el 70B de Llama 70B?",
+        "Define memory bandwidth",
+    ):
+        assert is_definition_question(question), question
+    for question in (
+        "Which GPU for a 70B?",
+        "what does a 70B need to run?",
+        "cuánta VRAM necesito",
+        "holanda",
+    ):
+        assert not is_definition_question(question), question
+
+
+def test_glossary_sections_win_definition_questions_only() -> None:
+    glossary = Candidate(
+        id="glossary", text="KV cache", lang="en", pair_key="g", similarity=0.80, definitions=True
+    )
+    article = Candidate(id="article", text="KV cache", lang="en", pair_key="a", similarity=0.82)
+    assert [r.id for r in rank("What is a KV cache?", [article, glossary], k=2, lexical_weight=0)] == [
+        "glossary",
+        "article",
+    ]
+    assert [
+        r.id for r in rank("KV cache size for 32k context", [article, glossary], k=2, lexical_weight=0)
+    ] == [
+        "article",
+        "glossary",
+    ]
+    assert rank("What is a KV cache?", [article, glossary], k=1, lexical_weight=0, definition_boost=0)[
+        0
+    ].id == ("article")

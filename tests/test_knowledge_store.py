@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -85,7 +88,7 @@ def test_ingest_is_idempotent_and_tracks_edits_and_removals(store: ArticleStore,
     weights.write_text(weights.read_text().replace("half a byte", "half a byte plus group scales"))
     (articles_dir / "en" / "cards.md").unlink()
     assert report_counts(store.ingest()) == (4, 0, 1, 1)
-    hit = store.search("group scales of 4-bit weights", k=1, lang="en")[0]
+    hit = store.search("bytes per parameter plus group scales", k=1, lang="en")[0]
     assert "group scales" in hit.text
 
     assert report_counts(store.ingest(rebuild=True)) == (4, 4, 0, 0)
@@ -185,7 +188,7 @@ def test_reopened_collection_gets_our_embedding_function_back(store: ArticleStor
         # knowledge.embeddings fills, and embeds query_texts with it (Chroma's default would need a download).
         assert isinstance(collection.configuration.get("embedding_function"), MultilingualE5EmbeddingFunction)
         found = collection.query(query_texts=["bytes per parameter"], n_results=1, where={"lang": "en"})
-        assert found["ids"][0] == ["en/weights.md#bytes-per-parameter"]
+        assert found["ids"][0][0].startswith("en/weights.md#bytes-per-parameter@")
     finally:
         client.close()  # type: ignore[attr-defined]  # Client has it; the ClientAPI protocol lacks it
 
@@ -309,7 +312,7 @@ def test_a_rebuild_re_embeds_only_text_that_changed(tmp_path: Path, articles_dir
         assert report_counts(store.ingest(rebuild=True)) == (5, 5, 0, 0)
         # Only the edited section's full text is new; its heading and every other text are cached.
         assert len(embeddings.embedded) == 1 and "group scales" in embeddings.embedded[0]
-        assert "group scales" in store.search("group scales of 4-bit weights", k=1, lang="en")[0].text
+        assert "group scales" in store.search("bytes per parameter plus group scales", k=1, lang="en")[0].text
 
 
 def test_an_unreadable_embedding_cache_is_ignored(tmp_path: Path, articles_dir: Path) -> None:
@@ -327,8 +330,78 @@ def test_each_section_is_found_by_its_heading_record_too(store: ArticleStore) ->
     store.ingest()
     collection = store._open_collection()
     ids = set(collection.get(include=[])["ids"])
-    assert "en/weights.md#kv-cache" in ids and "en/weights.md#kv-cache~heading" in ids
+    kv_cache = {record_id for record_id in ids if record_id.startswith("en/weights.md#kv-cache@")}
+    assert len(kv_cache) == 2 and any(record_id.endswith("~heading") for record_id in kv_cache)
     assert len(ids) == 10
     # One passage per section even though both of its records come back from Chroma.
     passages = store.search("KV cache", k=5, lang="en")
     assert len({(p.path, p.section) for p in passages}) == len(passages) == 3
+
+
+def test_record_ids_carry_the_content_hash_and_edits_replace_them(
+    store: ArticleStore, articles_dir: Path
+) -> None:
+    store.ingest()
+    collection = store._open_collection()
+    before = set(collection.get(include=[])["ids"])
+    assert all(re.fullmatch(r".+\.md#.+@[0-9a-f]{16}(~heading)?", record_id) for record_id in before)
+    weights = articles_dir / "en" / "weights.md"
+    weights.write_text(weights.read_text().replace("every concurrent user", "every concurrent sequence"))
+    assert report_counts(store.ingest()) == (5, 0, 1, 0)
+    after = set(collection.get(include=[])["ids"])
+    # The edited section's two records got new ids; the old ones are gone; the rest are untouched.
+    assert len(after) == 10 and len(before - after) == 2 and len(after - before) == 2
+    assert "concurrent sequence" in store.search("KV cache concurrent sequence", k=1, lang="en")[0].text
+
+
+def test_an_index_written_before_ids_carried_hashes_is_migrated(store: ArticleStore) -> None:
+    store.ingest()
+    collection = store._open_collection()
+    records = collection.get(include=["documents", "metadatas", "embeddings"])
+    collection.delete(ids=records["ids"])
+    legacy_ids = [re.sub(r"@[0-9a-f]{16}", "", record_id) for record_id in records["ids"]]
+    collection.add(
+        ids=legacy_ids,
+        documents=records["documents"],
+        metadatas=records["metadatas"],
+        embeddings=records["embeddings"],
+    )
+    # Same sections under the old id scheme: each counts as updated once, then the index is stable.
+    assert report_counts(store.ingest()) == (5, 0, 5, 0)
+    assert not set(legacy_ids) & set(collection.get(include=[])["ids"])
+    assert report_counts(store.ingest()) == (5, 0, 0, 0)
+
+
+@pytest.mark.e2e
+def test_search_sees_edits_another_process_ingests_into_a_chroma_server(
+    chroma_server: str, articles_dir: Path, tmp_path: Path
+) -> None:
+    """The searching process caches documents by record id; an ingest elsewhere changes the ids."""
+    with ArticleStore(
+        "shared-articles",
+        articles_dir,
+        MultilingualE5EmbeddingFunction(),
+        chroma_path=Path("/nonexistent/never-used"),
+        chroma_url=chroma_server,
+    ) as searcher:
+        assert "half a byte" in searcher.search("bytes per parameter at 4 bits", k=1, lang="en")[0].text
+        weights = articles_dir / "en" / "weights.md"
+        weights.write_text(weights.read_text().replace("half a byte", "half a byte plus scales"))
+        done = subprocess.run(
+            [sys.executable, "-m", "assistant", "ingest", "--json"],
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "SIZING_CHROMA_URL": chroma_server,
+                "SIZING_COLLECTION": "shared-articles",
+                "SIZING_ARTICLES_DIR": str(articles_dir),
+                "SIZING_DATA_DIR": str(tmp_path / "ingesting-process"),
+            },
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        assert json.loads(done.stdout)["updated"] == 1
+        found = searcher.search("bytes per parameter at 4 bits", k=1, lang="en")[0]
+        assert "half a byte plus scales" in found.text
