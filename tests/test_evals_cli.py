@@ -9,19 +9,21 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.evals_support import (
     TASKS,
     failing_stub,
+    right,
     right_after,
     right_stub,
     slow_stub,
     write_tasks,
     wrong_stub,
 )
-from tests.openai_stub import StubOpenAI, slow, text
+from tests.openai_stub import Reply, StubOpenAI, error, slow, text
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.e2e
@@ -161,6 +163,7 @@ def test_compare_refuses_to_clobber_results_and_resumes_after_an_interrupt(tmp_p
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 130, stderr
         assert "rerun with --resume to finish" in stderr and "Traceback" not in stderr
+        assert f"of {len(TASKS)} tasks done" in stderr
         finished = len(results.read_text(encoding="utf-8").splitlines()) - 1
         assert 2 <= finished < len(TASKS)
         assert "Partial report" in (tmp_path / "compare-report.html").read_text(encoding="utf-8")
@@ -175,6 +178,40 @@ def test_compare_refuses_to_clobber_results_and_resumes_after_an_interrupt(tmp_p
     summary = json.loads(resumed.stdout)
     assert summary["complete"] is True and summary["a"]["score"] == summary["b"]["score"] == 1.0
     assert len(results.read_text(encoding="utf-8").splitlines()) == 1 + len(TASKS)
+
+
+def test_resume_runs_the_failed_tasks_again_and_reports_each_task_once(tmp_path: Path) -> None:
+    tasks = write_tasks(tmp_path)
+    results = tmp_path / "compare-report.results.jsonl"
+    b_down = True
+
+    def b_script(request: dict[str, Any]) -> Reply:
+        return error(503, "loading the model") if b_down else right(request)
+
+    with right_stub() as a, StubOpenAI(b_script) as b:
+        args = _compare_args(a, b, tasks)
+        failed = _sizing(tmp_path, *args)
+        assert failed.returncode == 0, failed.stderr
+        assert "| failed calls | 0 | 5 |" in failed.stdout
+        assert "Failed calls on 5 tasks, e.g." in failed.stdout
+        a_sent = len(a.requests)
+
+        b_down = False
+        resumed = _sizing(tmp_path, *args, "--resume", "--json")
+        assert resumed.returncode == 0, resumed.stderr
+        assert len(a.requests) == a_sent  # A's answers were fine: kept, not asked again
+        assert len(b.requests) == 2 * len(TASKS)
+    summary = json.loads(resumed.stdout)
+    assert summary["complete"] is True and len(summary["tasks"]) == len(TASKS)
+    assert summary["b"]["errors"] == 0 and summary["b"]["score"] == 1.0
+    assert all(task["b_error"] is None for task in summary["tasks"])
+    html = (tmp_path / "compare-report.html").read_text(encoding="utf-8")
+    assert "loading the model" not in html and html.count("They work hard.") == 2  # one row, A and B
+    # append-only: the failed attempts stay on disk, followed by the attempts that replaced them
+    records = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    attempts = sorted((r["key"], r["attempt"], r["b"]["error"] is None) for r in records[1:])
+    assert len(records) == 1 + 2 * len(TASKS)
+    assert [(attempt, ok) for _, attempt, ok in attempts] == [(1, False), (2, True)] * len(TASKS)
 
 
 def test_loadtest_json(tmp_path: Path) -> None:

@@ -8,19 +8,21 @@ from pathlib import Path
 import pytest
 
 from assistant.evals.client import Endpoint
-from assistant.evals.compare import ComparePlan, ResultsLog, iter_compare, summarize
+from assistant.evals.compare import ComparePlan, ResultsLog, TaskResult, iter_compare, summarize
 from assistant.evals.errors import EvalOptionError, ResultsFileError
 from assistant.evals.tasks import Task, load_tasks, parse_tasks
 from tests.evals_support import (
     RIGHT_ANSWERS,
     WRONG_ANSWER,
     failing_stub,
+    last_user_message,
+    right,
     right_stub,
     slow_stub,
     write_tasks,
     wrong_stub,
 )
-from tests.openai_stub import StubOpenAI, drop, malformed
+from tests.openai_stub import Reply, StubOpenAI, drop, error, malformed, slow
 
 
 @pytest.fixture()
@@ -128,7 +130,7 @@ def test_judge_tasks_need_a_judge_before_anything_is_sent() -> None:
     tasks = parse_tasks('{"id": "j", "prompt": "explain", "scorer": "judge"}')
     with right_stub() as a, right_stub() as b:
         plan = _plan(a, b, tasks)
-        with pytest.raises(EvalOptionError, match=r"1 task\(s\) use the judge scorer \(j\)"):
+        with pytest.raises(EvalOptionError, match=r"^1 task uses the judge scorer \(j\)"):
             list(iter_compare(plan))
     assert a.requests == [] and b.requests == []
 
@@ -206,8 +208,7 @@ def test_resume_runs_only_the_missing_tasks(tasks: list[Task], tmp_path: Path) -
         sent_before = len(a.requests)
         with ResultsLog.open(results_path, plan, resume=True) as log:
             assert [r.key for r in log.previous] == ["card"]
-            done = {r.key for r in log.previous}
-            fresh = list(iter_compare(plan, skip=done))
+            fresh = list(iter_compare(plan, previous=log.previous))
             for result in fresh:
                 log.append(result)
         assert len(a.requests) - sent_before == 4
@@ -274,3 +275,118 @@ def test_resume_reruns_a_task_whose_prompt_changed(tasks: list[Task], tmp_path: 
         plan = _plan(a, b, edited)
         with ResultsLog.open(results_path, plan, resume=True) as log:
             assert log.previous == []
+
+
+class Recovering:
+    """A stub script: fails the prompts in `failing` (HTTP 503, or a timeout with `stall`) until
+    `recover()`, then answers them right."""
+
+    def __init__(self, failing: set[str], stall: float | None = None) -> None:
+        self.failing = failing
+        self.stall = stall
+        self.down = True
+
+    def recover(self) -> None:
+        self.down = False
+
+    def __call__(self, request: dict[str, object]) -> Reply:
+        if self.down and last_user_message(request) in self.failing:  # type: ignore[arg-type]
+            return slow(self.stall, right(request)) if self.stall else error(503, "warming up")  # type: ignore[arg-type]
+        return right(request)  # type: ignore[arg-type]
+
+
+def test_resume_runs_failed_tasks_again_and_keeps_only_their_new_result(
+    tasks: list[Task], tmp_path: Path
+) -> None:
+    results_path = tmp_path / "run.results.jsonl"
+    route, weights = tasks[1].shown_prompt, tasks[2].shown_prompt
+    b_script = Recovering({route, weights})
+    with right_stub() as a, StubOpenAI(b_script) as b:  # type: ignore[arg-type]
+        plan = _plan(a, b, tasks, concurrency=2)
+        with ResultsLog.open(results_path, plan) as log:
+            for result in iter_compare(plan):
+                log.append(result)
+        first = summarize(plan, _task_results(results_path))
+        assert first.b.errors == 2 and first.b.score == 0.5
+        a_sent, b_sent = len(a.requests), len(b.requests)
+
+        b_script.recover()
+        with ResultsLog.open(results_path, plan, resume=True) as log:
+            assert len(log.previous) == 5 and log.finished == 3
+            assert {r.key for r in log.previous if not r.succeeded} == {"route", "weights"}
+            retried = list(iter_compare(plan, previous=log.previous))
+            for result in retried:
+                log.append(result)
+        # only the failed calls went out again: B on the two tasks, nothing to A
+        assert len(a.requests) == a_sent
+        assert sorted(last_user_message(r) for r in b.requests[b_sent:]) == sorted([route, weights])
+        assert {r.key: r.attempt for r in retried} == {"route": 2, "weights": 2}
+        assert all(r.succeeded for r in retried)
+
+        # the append-only file holds both attempts; reading it back keeps the last one of each task
+        lines = _task_results(results_path)
+        assert sorted(r.key for r in lines[:5]) == sorted(t.key for t in tasks)
+        assert sorted((r.key, r.attempt) for r in lines[5:]) == [("route", 2), ("weights", 2)]
+        with ResultsLog.open(results_path, plan, resume=True) as log:
+            assert [r.key for r in log.previous] == [t.key for t in tasks]  # one each, file order
+            assert log.finished == 5
+            assert list(iter_compare(plan, previous=log.previous)) == []  # nothing left to run
+        report = summarize(plan, lines)  # every attempt given: each task still counts once
+    assert report.complete and len(report.tasks) == len(tasks)
+    assert report.b.errors == 0 and report.b.score == 1.0 and report.b.scored_tasks == 4
+    assert [t.key for t in report.tasks] == [t.key for t in tasks]
+
+
+def test_resume_retries_a_timeout_on_the_failed_endpoint_only(tasks: list[Task], tmp_path: Path) -> None:
+    results_path = tmp_path / "run.results.jsonl"
+    card = tasks[0].shown_prompt
+    a_script = Recovering({card}, stall=2.0)
+    with StubOpenAI(a_script) as a, wrong_stub() as b:  # type: ignore[arg-type]
+        plan = _plan(a, b, tasks[:2], timeout_s=0.3)
+        with ResultsLog.open(results_path, plan) as log:
+            for result in iter_compare(plan):
+                log.append(result)
+        b_sent = len(b.requests)
+        a_script.recover()
+        with ResultsLog.open(results_path, plan, resume=True) as log:
+            (retried,) = list(iter_compare(plan, previous=log.previous))
+            log.append(retried)
+        assert len(b.requests) == b_sent  # B's answer (wrong, but a result) is kept
+    assert retried.key == "card" and retried.a.ok and retried.a_score == 1.0
+    assert retried.b.output == WRONG_ANSWER and retried.b_score == 0.0
+
+
+def test_resume_asks_the_judge_again_when_it_gave_no_marks(tmp_path: Path) -> None:
+    tasks = parse_tasks(
+        '{"id": "j", "prompt": "Which card class serves a 70B at 4 bits?", "scorer": "judge"}'
+    )
+    judge_down = True
+
+    def judge(request: dict[str, object]) -> object:
+        if judge_down:
+            return error(500, "judge down")
+        first = str(request["messages"][-1]["content"]).split("## Answer 1\n", 1)[1]  # type: ignore[index]
+        return text_reply((10, 0) if first.startswith("The 48 GB") else (0, 10))
+
+    results_path = tmp_path / "run.results.jsonl"
+    with right_stub() as a, wrong_stub() as b, StubOpenAI(judge) as judge_stub:  # type: ignore[arg-type]
+        plan = _plan(a, b, tasks)
+        plan = ComparePlan(a=plan.a, b=plan.b, tasks=tasks, judge=Endpoint(judge_stub.url, "judge"))
+        with ResultsLog.open(results_path, plan) as log:
+            (first,) = list(iter_compare(plan))
+            log.append(first)
+        assert first.judge_failed and not first.succeeded and first.judge_note
+        judge_down = False
+        with ResultsLog.open(results_path, plan, resume=True) as log:
+            (again,) = list(iter_compare(plan, previous=log.previous))
+        assert len(a.requests) == len(b.requests) == 1  # both answers kept; only the judge asked again
+    assert len(judge_stub.requests) == 4  # two rounds failed, two rounds marked
+    assert again.succeeded and (again.a_score, again.b_score) == (1.0, 0.0) and again.attempt == 2
+
+
+def _task_results(path: Path) -> list[TaskResult]:
+    return [
+        TaskResult.model_validate({k: v for k, v in record.items() if k != "kind"})
+        for record in _records(path)
+        if record["kind"] == "task"
+    ]

@@ -109,7 +109,7 @@ def test_failed_call_is_shown_as_a_failure() -> None:
     assert '<div class="error">failed: HTTP 500: boom</div>' in html
     assert "failed calls" in html
     markdown = render_markdown(report)
-    assert "Failed calls on 1 task(s), e.g. `t0`: HTTP 500: boom" in markdown
+    assert "Failed calls on 1 task, e.g. `t0`: HTTP 500: boom" in markdown
 
 
 def test_partial_report_says_so() -> None:
@@ -129,7 +129,7 @@ def test_markdown_summary_has_totals_headline_and_largest_gaps() -> None:
     )
     markdown = render_markdown(report)
     assert "| score (mean over scored tasks) | 1.00 | 0.50 |" in markdown
-    assert "B scores 0.50 below A (-50%) over 3 scored task(s)" in markdown
+    assert "B scores 0.50 below A (-50%) over 3 scored tasks" in markdown
     assert "B's median latency is 0.50× A's" in markdown
     gaps = [line for line in markdown.splitlines() if line.startswith("- `")]
     assert [g.split("`")[1] for g in gaps] == ["t0", "t1"]  # largest first, ties left out
@@ -154,3 +154,13 @@ def test_blind_sheet_hides_models_scores_and_latency_and_the_key_unblinds_it() -
         orders.add(mapping["1"])
     assert orders == {"a", "b"}  # shuffled, not always A first
     assert render_blind(report, seed=7) == (html, key)  # a seed reproduces the sheet
+
+
+def test_counts_agree_with_their_nouns() -> None:
+    one = _report([_result(0, "a", "", 1.0, 0.0, b_error="HTTP 500: boom")], total=1)
+    markdown = render_markdown(one)
+    assert "B scores 1.00 below A (-100%) over 1 scored task.\n" in markdown
+    assert "Failed calls on 1 task," in markdown and "(s)" not in markdown
+    partial = _report([_result(0, "a", "b", 1.0, 1.0)], total=1).model_copy(update={"tasks": []})
+    assert "**Partial:** 0 of 1 task finished." in render_markdown(partial)
+    assert "Partial report: 0 of 1 task finished" in render_html(partial)

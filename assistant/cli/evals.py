@@ -68,7 +68,11 @@ def _register_compare(subparsers: argparse._SubParsersAction) -> None:  # type: 
         help="JSONL results file, appended per task (default: next to --out, .results.jsonl)",
     )
     resume = parser.add_mutually_exclusive_group()
-    resume.add_argument("--resume", action="store_true", help="reuse the tasks already in the results file")
+    resume.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the results file's successful tasks; run the missing and the failed ones again",
+    )
     resume.add_argument("--overwrite", action="store_true", help="start the results file over")
     parser.add_argument(
         "--blind", action="store_true", help="also write a blind review sheet (shuffled labels) and its key"
@@ -144,37 +148,39 @@ def run_compare(args: argparse.Namespace, settings: Settings) -> int:
 
     _quiet_http_logs(settings)
     from assistant.evals.compare import ResultsLog, iter_compare
+    from assistant.evals.stats import counted
 
     plan = _compare_plan(args)
     out: Path = args.out
     results_path: Path = args.results or _sibling(out, ".results.jsonl")
-    results: list[TaskResult] = []
+    # The latest result of each task: an earlier failure is replaced when its task runs again.
+    latest: dict[str, TaskResult] = {}
     with ResultsLog.open(results_path, plan, resume=args.resume, overwrite=args.overwrite) as log:
-        results.extend(log.previous)
-        done = {result.key for result in log.previous}
+        latest.update((result.key, result) for result in log.previous)
         progress = tqdm(
             total=len(plan.tasks),
-            initial=len(done),
+            initial=log.finished,
             desc="compare",
             unit="task",
             file=sys.stderr,
             disable=None,
         )
         try:
-            for result in iter_compare(plan, skip=done):
+            for result in iter_compare(plan, previous=log.previous):
                 log.append(result)
-                results.append(result)
+                latest[result.key] = result
                 progress.update(1)
         except KeyboardInterrupt:
             progress.close()
-            files = _write_reports(args, plan, results, results_path)
+            files = _write_reports(args, plan, list(latest.values()), results_path)
             print(
-                f"sizing compare: interrupted after {len(results)} of {len(plan.tasks)} tasks; "
-                f"partial report {files['html']}; rerun with --resume to finish",
+                f"sizing compare: interrupted with {len(latest)} of {counted(len(plan.tasks), 'task')} "
+                f"done; partial report {files['html']}; rerun with --resume to finish",
                 file=sys.stderr,
             )
             raise
         progress.close()
+    results = list(latest.values())
     files = _write_reports(args, plan, results, results_path)
     report = _summary(plan, results)
     if args.json:

@@ -3,7 +3,10 @@
 `iter_compare` yields each task's result as soon as both endpoints (and the judge) are
 done, so that callers can save it at once; `summarize` turns the results into the
 report. `ResultsLog` is the JSONL file that keeps every finished task of a run, so an
-interrupted run loses nothing and `--resume` picks up where it stopped.
+interrupted run loses nothing and `--resume` picks up where it stopped: it keeps the
+answers that worked and runs again what failed (an endpoint error, a timeout, a judge that
+gave no marks). The file is append-only, so a task run again appears on a later line too;
+the last line of a task is its result, and every report counts each task once.
 """
 
 from __future__ import annotations
@@ -21,11 +24,12 @@ from pydantic import BaseModel, JsonValue, ValidationError
 from assistant.evals.client import Answer, Endpoint, chat, open_client
 from assistant.evals.errors import EvalOptionError, ResultsFileError
 from assistant.evals.scorers import judge_pair, score_answer
-from assistant.evals.stats import mean, percentile, rounded
+from assistant.evals.stats import counted, mean, percentile, rounded
 from assistant.evals.tasks import Task
 
 DEFAULT_MAX_TOKENS = 512
 DEFAULT_CONCURRENCY = 4
+SIDES: tuple[Literal["a", "b"], ...] = ("a", "b")
 
 
 @dataclass(frozen=True)
@@ -51,8 +55,9 @@ class ComparePlan:
         judged = [task.key for task in self.tasks if task.effective_scorer == "judge"]
         if judged and self.judge is None:
             shown = ", ".join(judged[:5]) + (" …" if len(judged) > 5 else "")
+            uses = "uses" if len(judged) == 1 else "use"
             raise EvalOptionError(
-                f"{len(judged)} task(s) use the judge scorer ({shown}) but no judge was given "
+                f"{counted(len(judged), 'task')} {uses} the judge scorer ({shown}) but no judge was given "
                 "(--judge-url and --judge-model)"
             )
 
@@ -71,6 +76,25 @@ class TaskResult(BaseModel):
     a_score: float | None
     b_score: float | None
     judge_note: str | None = None
+    attempt: int = 1  # 2 and more: run again by --resume after a failure
+
+    def answer(self, side: Literal["a", "b"]) -> Answer:
+        return self.a if side == "a" else self.b
+
+    @property
+    def failed_sides(self) -> tuple[Literal["a", "b"], ...]:
+        """The endpoints whose call failed (error, timeout, dropped connection, malformed body)."""
+        return tuple(side for side in SIDES if not self.answer(side).ok)
+
+    @property
+    def judge_failed(self) -> bool:
+        """A judge task whose judge gave no usable marks in either round."""
+        return self.scorer == "judge" and self.a_score is None and self.b_score is None
+
+    @property
+    def succeeded(self) -> bool:
+        """Nothing to run again: both calls worked and, for a judge task, the judge marked them."""
+        return not self.failed_sides and not self.judge_failed
 
 
 class SideSummary(BaseModel):
@@ -147,14 +171,25 @@ class CompareReport(BaseModel):
 # ---------------------------------------------------------------------------- running
 
 
-def run_task(plan: ComparePlan, clients: dict[str, Any], index: int, task: Task) -> TaskResult:
-    """Both endpoints on one task, then the scores. Endpoint faults become failed answers."""
+def run_task(
+    plan: ComparePlan, clients: dict[str, Any], index: int, task: Task, earlier: TaskResult | None = None
+) -> TaskResult:
+    """Both endpoints on one task, then the scores. Endpoint faults become failed answers.
+
+    With the `earlier` result of a task that failed, the answers that worked are kept and only
+    the failed endpoints are called again; the scores (and the judge) are then redone."""
     max_tokens = task.max_tokens or plan.max_tokens
     messages = task.chat_messages()
-    answers = {
-        side: chat(clients[side], endpoint, messages, max_tokens=max_tokens, temperature=plan.temperature)
-        for side, endpoint in (("a", plan.a), ("b", plan.b))
-    }
+    answers: dict[str, Answer] = {}
+    for side in SIDES:
+        kept = earlier.answer(side) if earlier is not None else None
+        if kept is not None and kept.ok:
+            answers[side] = kept
+        else:
+            endpoint = plan.a if side == "a" else plan.b
+            answers[side] = chat(
+                clients[side], endpoint, messages, max_tokens=max_tokens, temperature=plan.temperature
+            )
     judge_note = None
     if task.effective_scorer == "judge":
         assert plan.judge is not None  # ComparePlan.check
@@ -175,14 +210,22 @@ def run_task(plan: ComparePlan, clients: dict[str, Any], index: int, task: Task)
         a_score=a_score,
         b_score=b_score,
         judge_note=judge_note,
+        attempt=1 if earlier is None else earlier.attempt + 1,
     )
 
 
-def iter_compare(plan: ComparePlan, skip: Iterable[str] = ()) -> Generator[TaskResult, None, None]:
-    """Results as tasks finish (not in file order), `plan.concurrency` tasks at a time."""
+def iter_compare(plan: ComparePlan, previous: Iterable[TaskResult] = ()) -> Generator[TaskResult, None, None]:
+    """Results as tasks finish (not in file order), `plan.concurrency` tasks at a time.
+
+    `previous` holds results of an earlier run (`ResultsLog.previous`): a task whose earlier
+    result succeeded is not run again; one that failed is, on the failed endpoints only."""
     plan.check()
-    skipped = set(skip)
-    pending_tasks = [(i, task) for i, task in enumerate(plan.tasks) if task.key not in skipped]
+    earlier: dict[str, TaskResult] = {result.key: result for result in previous}
+    pending_tasks = [
+        (i, task, earlier.get(task.key))
+        for i, task in enumerate(plan.tasks)
+        if task.key not in earlier or not earlier[task.key].succeeded
+    ]
     clients: dict[str, Any] = {"a": open_client(plan.a), "b": open_client(plan.b)}
     if plan.judge is not None:
         clients["judge"] = open_client(plan.judge)
@@ -191,8 +234,8 @@ def iter_compare(plan: ComparePlan, skip: Iterable[str] = ()) -> Generator[TaskR
         queue = iter(pending_tasks)
         running: set[Future[TaskResult]] = set()
         # Submit lazily: an interrupted run then leaves at most `concurrency` tasks in flight.
-        for index, task in queue:
-            running.add(executor.submit(run_task, plan, clients, index, task))
+        for index, task, earlier_result in queue:
+            running.add(executor.submit(run_task, plan, clients, index, task, earlier_result))
             if len(running) >= plan.concurrency:
                 break
         while running:
@@ -208,8 +251,15 @@ def iter_compare(plan: ComparePlan, skip: Iterable[str] = ()) -> Generator[TaskR
             client.close()
 
 
+def latest_results(results: Iterable[TaskResult]) -> list[TaskResult]:
+    """One result per task, the last one given for it, in task-file order."""
+    latest = {result.key: result for result in results}
+    return sorted(latest.values(), key=lambda result: result.index)
+
+
 def summarize(plan: ComparePlan, results: Iterable[TaskResult]) -> CompareReport:
-    ordered = sorted(results, key=lambda result: result.index)
+    """The report over `results`; a task given more than once counts once, by its last result."""
+    ordered = latest_results(results)
     return CompareReport(
         a=_side_summary(plan.a, ordered, "a"),
         b=_side_summary(plan.b, ordered, "b"),
@@ -258,12 +308,21 @@ def _endpoint_identity(endpoint: Endpoint | None) -> dict[str, str] | None:
 
 
 class ResultsLog:
-    """The JSONL file every finished task is appended to: a header line, then one line per task."""
+    """The JSONL file every finished task is appended to: a header line, then one line per task.
+
+    Append-only: a task run again by `--resume` gets a new line (its `attempt` one higher),
+    and the last line of a task is its result. `previous` is that last result of each task
+    of the plan, failures included (`iter_compare` runs those again)."""
 
     def __init__(self, path: Path, stream: IO[str], previous: list[TaskResult]) -> None:
         self.path = path
         self._stream = stream
         self.previous = previous
+
+    @property
+    def finished(self) -> int:
+        """Tasks of the earlier run that need no new call."""
+        return sum(1 for result in self.previous if result.succeeded)
 
     @classmethod
     def open(
@@ -340,5 +399,7 @@ def _read_previous(path: Path, header: dict[str, Any], plan: ComparePlan) -> lis
         if result.key in by_key:
             index, task = by_key[result.key]
             if task.shown_prompt == result.prompt:  # an edited task is run again
-                found[result.key] = result.model_copy(update={"index": index})
-    return list(found.values())
+                found[result.key] = result.model_copy(update={"index": index})  # a later line wins
+            else:
+                found.pop(result.key, None)
+    return sorted(found.values(), key=lambda result: result.index)

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from assistant.evals.client import Answer, Endpoint, chat_streaming, open_client
 from assistant.evals.errors import EvalOptionError
-from assistant.evals.stats import percentile, rounded
+from assistant.evals.stats import counted, percentile, rounded
 
 # Filler for the synthetic prompt: short common words, each about one token in the
 # tokenizers of Llama, Mistral and GPT models, so that P words send roughly P tokens.
@@ -193,7 +193,7 @@ def _verdict(target_ms: float | None, latencies: list[float], errors: int) -> tu
     if judged_p95 is None or not math.isfinite(judged_p95):
         requests = len(latencies) + errors
         return "fail", f"{errors} of {requests} requests failed, too many for a p95 within any target"
-    note = f", counting {errors} failed request(s) as over it" if errors else ""
+    note = f", counting {counted(errors, 'failed request')} as over it" if errors else ""
     if judged_p95 > target_ms:
         return "fail", f"end-to-end p95 {judged_p95:,.0f} ms is over the target {target_ms:,.0f} ms{note}"
     return "pass", f"end-to-end p95 {judged_p95:,.0f} ms is within the target {target_ms:,.0f} ms{note}"

@@ -11,6 +11,7 @@ from html import escape
 from typing import Any
 
 from assistant.evals.compare import CompareReport, SideSummary, TaskResult
+from assistant.evals.stats import counted
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5rem;color:#1b1b1b}
@@ -46,7 +47,7 @@ def _interrupted_notice(report: CompareReport) -> str:
     if report.complete:
         return ""
     return (
-        f'<p class="notice">Partial report: {len(report.tasks)} of {report.total_tasks} tasks finished '
+        f'<p class="notice">Partial report: {len(report.tasks)} of {counted(report.total_tasks, "task")} finished '
         "(the run was interrupted; rerun with <code>--resume</code> to finish it).</p>"
     )
 
@@ -191,7 +192,7 @@ def render_markdown(report: CompareReport, largest_gaps: int = 5) -> str:
         "",
     ]
     if not report.complete:
-        lines += [f"**Partial:** {len(report.tasks)} of {report.total_tasks} tasks finished.", ""]
+        lines += [f"**Partial:** {len(report.tasks)} of {counted(report.total_tasks, 'task')} finished.", ""]
     lines += ["| | A | B |", "|---|---|---|"]
     lines += [f"| {_md_cell(n)} | {_md_cell(x)} | {_md_cell(y)} |" for n, x, y in _summary_rows(report)]
     lines += ["", _headline(a, b)]
@@ -215,7 +216,7 @@ def render_markdown(report: CompareReport, largest_gaps: int = 5) -> str:
     if failed:
         lines += [
             "",
-            f"Failed calls on {len(failed)} task(s), e.g. `{failed[0].key}`: "
+            f"Failed calls on {counted(len(failed), 'task')}, e.g. `{failed[0].key}`: "
             f"{failed[0].a.error or failed[0].b.error}",
         ]
     return "\n".join(lines) + "\n"
@@ -225,15 +226,14 @@ def _headline(a: SideSummary, b: SideSummary) -> str:
     """One sentence: how far B is from A on score and on latency."""
     parts = []
     if a.score is not None and b.score is not None:
+        scored = counted(b.scored_tasks, "scored task")
         gap = b.score - a.score
         relative = f" ({gap / a.score:+.0%})" if a.score and gap else ""
         if gap:
             direction = "below" if gap < 0 else "above"
-            parts.append(
-                f"B scores {abs(gap):.2f} {direction} A{relative} over {b.scored_tasks} scored task(s)"
-            )
+            parts.append(f"B scores {abs(gap):.2f} {direction} A{relative} over {scored}")
         else:
-            parts.append(f"B scores the same as A over {b.scored_tasks} scored task(s)")
+            parts.append(f"B scores the same as A over {scored}")
     if a.latency_ms_p50 and b.latency_ms_p50:
         parts.append(f"B's median latency is {b.latency_ms_p50 / a.latency_ms_p50:.2f}× A's")
     return ("; ".join(parts) + ".") if parts else "No scored task finished on both endpoints."

@@ -1,4 +1,4 @@
-"""Small summary statistics shared by the compare and load-test reports."""
+"""Small summary figures shared by the compare and load-test reports: percentiles, means, counts."""
 
 from __future__ import annotations
 
@@ -27,3 +27,8 @@ def mean(values: Sequence[float]) -> float | None:
 
 def rounded(value: float | None, digits: int = 1) -> float | None:
     return None if value is None else round(value, digits)
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """An English count with its noun in the right number: "1 task", "12 tasks", "0 tasks"."""
+    return f"{count:,d} {noun if count == 1 else plural or noun + 's'}"
