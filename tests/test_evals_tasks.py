@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.evals.errors import TaskFileError
+from assistant.evals.errors import TASK_PROBLEMS, TaskFileError
 from assistant.evals.tasks import load_tasks, parse_tasks
 from tests.evals_support import TASKS, write_tasks
 from tools.errors import SizingError
@@ -81,6 +81,9 @@ def test_bad_line_is_reported_with_file_and_line(line: str, problem: str) -> Non
     assert message.startswith("my-tasks.jsonl:2: "), message
     assert problem in message
     assert isinstance(caught.value, SizingError)  # the CLI turns it into one line and exit 2
+    # typed: a problem code and its values, from which the web tab words it in Spanish
+    assert caught.value.line == 2 and caught.value.code in TASK_PROBLEMS
+    assert message == f"my-tasks.jsonl:2: {TASK_PROBLEMS[caught.value.code].format(**caught.value.params)}"
 
 
 def test_duplicate_ids_are_refused() -> None:

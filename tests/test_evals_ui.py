@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import string
 from pathlib import Path
 from types import SimpleNamespace
 
 import gradio as gr
 import pytest
 
-from assistant.evals.errors import EvalOptionError, TaskFileError
+from assistant.evals.errors import TASK_PROBLEMS, EvalOptionError, TaskFileError
 from assistant.evals.ui import (
     EXAMPLE_TASKS,
     TABLE_HEADERS,
@@ -20,10 +21,12 @@ from assistant.evals.ui import (
     plan_from_form,
     run_compare_form,
     table_headers,
+    task_problem_text,
     tasks_from_form,
     visitor_language,
 )
 from assistant.settings import Settings
+from assistant.ui.texts import TASK_PROBLEMS_ES, Lang
 from tests.evals_support import TASKS, failing_stub, right_stub, write_tasks, wrong_stub
 
 
@@ -44,13 +47,18 @@ def test_tasks_from_text_or_upload(tmp_path: Path) -> None:
         "route",
     ]
     assert len(tasks_from_form(EXAMPLE_TASKS, None)) == 2  # the tab's placeholder tasks are valid
-    with pytest.raises(TaskFileError, match="paste JSONL tasks or upload"):
+    with pytest.raises(EvalOptionError, match="paste JSONL tasks or upload"):
         tasks_from_form("  ", None)
     with pytest.raises(TaskFileError, match=r"^tasks:1: not valid JSON"):
         tasks_from_form("{oops", None)
     too_many = _jsonl([{"prompt": f"q{i}"} for i in range(UI_MAX_TASKS + 1)])
-    with pytest.raises(TaskFileError, match="use `sizing compare` for more"):
+    with pytest.raises(EvalOptionError, match="use `sizing compare` for more"):
         tasks_from_form(too_many, None)
+    bad_upload = tmp_path / "upload-dir" / "mine.jsonl"
+    bad_upload.parent.mkdir()
+    bad_upload.write_text('{"prompt": "x", "scorer": "exact"}\n', encoding="utf-8")
+    with pytest.raises(TaskFileError, match=r"^mine.jsonl:1: scorer 'exact' needs 'expected'$"):
+        tasks_from_form("", str(bad_upload))  # the visitor's file name, not the server's upload path
 
 
 def test_form_problems_are_typed_errors(settings: Settings) -> None:
@@ -151,10 +159,10 @@ def test_spanish_form_errors(settings: Settings) -> None:
     )
     with pytest.raises(EvalOptionError, match="la URL y el modelo del juez"):
         plan_from_form(form, settings, "es")
-    with pytest.raises(TaskFileError, match="pegue tareas en JSONL"):
+    with pytest.raises(EvalOptionError, match="pegue tareas en JSONL"):
         tasks_from_form(" ", None, "es")
     too_many = _jsonl([{"prompt": f"q{i}"} for i in range(UI_MAX_TASKS + 1)])
-    with pytest.raises(TaskFileError, match=f"{UI_MAX_TASKS + 1} tareas; esta pestaña ejecuta como máximo"):
+    with pytest.raises(EvalOptionError, match=f"{UI_MAX_TASKS + 1} tareas; esta pestaña ejecuta como máximo"):
         tasks_from_form(too_many, None, "es")
 
 
@@ -173,7 +181,109 @@ def test_the_wired_handler_answers_in_the_browsers_language(settings: Settings) 
     spanish = SimpleNamespace(headers={"accept-language": "es"})
     with pytest.raises(gr.Error, match="No se puede ejecutar la comparación: falta la URL de A"):
         next(on_run("", "a", "http://127.0.0.1:9/v1", "b", _jsonl(TASKS), None, "", "", "", spanish))
+    bad_tasks = '{"prompt": "fine"}\n{"prompt": "x", "scorer": "fuzzy", "expected": "y"}'
+    spanish_error = (
+        "No se puede ejecutar la comparación: tareas, línea 2: campo 'scorer': debe ser "
+        "'contains', 'exact', 'regex', 'json' o 'judge'"
+    )
+    with pytest.raises(gr.Error) as caught:
+        next(
+            on_run(
+                "http://127.0.0.1:9/v1",
+                "a",
+                "http://127.0.0.1:9/v1",
+                "b",
+                bad_tasks,
+                None,
+                "",
+                "",
+                "",
+                spanish,
+            )
+        )
+    assert caught.value.message == spanish_error
+    english = SimpleNamespace(headers={"accept-language": "en-GB"})
+    with pytest.raises(gr.Error) as caught:
+        next(
+            on_run(
+                "http://127.0.0.1:9/v1",
+                "a",
+                "http://127.0.0.1:9/v1",
+                "b",
+                bad_tasks,
+                None,
+                "",
+                "",
+                "",
+                english,
+            )
+        )
+    assert caught.value.message == (
+        "Cannot run the comparison: tasks:2: field 'scorer': Input should be "
+        "'contains', 'exact', 'regex', 'json' or 'judge'"
+    )
     with right_stub() as a, wrong_stub() as b:
         updates = list(on_run(a.url, "a", b.url, "b", _jsonl(TASKS[:1]), None, "", "", "", spanish))
     table = updates[-1][1]
     assert table["headers"] == table_headers("es") and len(table["data"]) == 1
+
+
+def _problem_in(content: str, lang: Lang) -> str:
+    with pytest.raises(TaskFileError) as caught:
+        tasks_from_form(content, None, lang)
+    return task_problem_text(caught.value, lang)
+
+
+@pytest.mark.parametrize(
+    ("line", "spanish"),
+    [
+        ("{oops", "tareas, línea 2: no es JSON válido (error en la columna 2)"),
+        ("[1]", "tareas, línea 2: cada tarea debe ser un objeto JSON"),
+        (
+            '{"prompt": "x", "expect": "y"}',
+            "tareas, línea 2: campo desconocido 'expect' (campos: id, category,",
+        ),
+        ("{}", "tareas, línea 2: indique exactamente uno de los campos 'prompt' o 'messages'"),
+        ('{"prompt": "x", "scorer": "exact"}', "tareas, línea 2: el evaluador 'exact' necesita 'expected'"),
+        (
+            '{"prompt": "x", "scorer": "fuzzy", "expected": "y"}',
+            "tareas, línea 2: campo 'scorer': debe ser 'contains', 'exact', 'regex', 'json' o 'judge'",
+        ),
+        ('{"messages": [{"role": "user"}]}', "tareas, línea 2: falta el campo 'messages.0.content'"),
+        ('{"prompt": "x", "max_tokens": 0}', "tareas, línea 2: campo 'max_tokens': debe ser mayor que 0"),
+        (
+            '{"prompt": "x", "max_tokens": "many"}',
+            "tareas, línea 2: campo 'max_tokens': debe ser un número entero",
+        ),
+        (
+            '{"id": "first", "prompt": "y"}',
+            "tareas, línea 2: la tarea 'first' repite la línea 1 (los id deben",
+        ),
+    ],
+)
+def test_spanish_visitor_reads_task_file_problems_in_spanish(line: str, spanish: str) -> None:
+    content = '{"id": "first", "prompt": "fine"}\n' + line
+    shown = _problem_in(content, "es")
+    assert shown.startswith(spanish), shown
+    for english in ("Input should", "needs", "unknown field", "Field required", "Expecting", "repeats"):
+        assert english not in shown
+    # the CLI and an English visitor read the same English words as before
+    with pytest.raises(TaskFileError) as caught:
+        tasks_from_form(content, None, "en")
+    assert _problem_in(content, "en") == str(caught.value)
+
+
+def test_every_task_file_problem_has_spanish_words() -> None:
+    # every code the parser can raise, worded only with the values its error carries
+    assert set(TASK_PROBLEMS) <= set(TASK_PROBLEMS_ES)
+    for key, spanish in TASK_PROBLEMS_ES.items():
+        code, _, check = key.partition(".")
+        carried = set(_placeholders(TASK_PROBLEMS[code])) | ({"choices", "limit"} if check else set())
+        assert set(_placeholders(spanish)) <= carried, key
+    missing_file = TaskFileError("absent.jsonl", None, "no_such_file")
+    assert task_problem_text(missing_file, "es") == "absent.jsonl: el archivo no existe"
+    assert task_problem_text(missing_file, "en") == str(missing_file) == "absent.jsonl: no such file"
+
+
+def _placeholders(template: str) -> list[str]:
+    return [name for _, name, _, _ in string.Formatter().parse(template) if name]

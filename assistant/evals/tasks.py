@@ -6,7 +6,8 @@
     {"prompt": "Explain ...", "scorer": "judge", "expected": "a reference answer the judge may use"}
 
 Blank lines and lines starting with `#` are skipped. Every other line must be a valid task;
-the first bad one is reported as `file:line: problem`.
+the first bad one is reported as `file:line: problem`, a TaskFileError whose problem code
+and values let the web tab word it in the visitor's language.
 """
 
 from __future__ import annotations
@@ -18,13 +19,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
-from assistant.evals.errors import TaskFileError
+from assistant.evals.errors import TASK_PROBLEMS, TaskFileError
 
 ScorerName = Literal["contains", "exact", "regex", "json", "judge"]
 SCORERS: tuple[str, ...] = ("contains", "exact", "regex", "json", "judge")
 # Scorers that grade against `expected` and cannot work without it.
 NEEDS_EXPECTED = frozenset({"contains", "exact", "regex"})
+TASK_FIELDS = "id, category, prompt, messages, expected, scorer, schema, max_tokens"
+
+
+def _problem(code: str, **params: object) -> PydanticCustomError:
+    """A validation failure that keeps its problem code and values (see TASK_PROBLEMS)."""
+    return PydanticCustomError(code, TASK_PROBLEMS[code], params)
 
 
 class ChatMessage(BaseModel):
@@ -53,26 +61,26 @@ class Task(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> Task:
         if (self.prompt is None) == (self.messages is None):
-            raise ValueError("give exactly one of 'prompt' or 'messages'")
+            raise _problem("prompt_or_messages")
         if self.prompt is not None and not self.prompt.strip():
-            raise ValueError("'prompt' is empty")
+            raise _problem("empty_prompt")
         if self.messages is not None and not any(m.role == "user" for m in self.messages):
-            raise ValueError("'messages' needs at least one user message")
+            raise _problem("no_user_message")
         scorer = self.effective_scorer
         if scorer in NEEDS_EXPECTED and self.expected is None:
-            raise ValueError(f"scorer '{scorer}' needs 'expected'")
+            raise _problem("needs_expected", scorer=scorer)
         if scorer == "contains" and not _is_text_or_texts(self.expected):
-            raise ValueError("scorer 'contains' needs 'expected' as a string or a list of strings")
+            raise _problem("needs_expected_texts")
         if scorer in ("exact", "regex") and not isinstance(self.expected, str):
-            raise ValueError(f"scorer '{scorer}' needs 'expected' as a string")
+            raise _problem("needs_expected_text", scorer=scorer)
         if scorer == "regex":
             try:
                 re.compile(str(self.expected))
             except re.error as exc:
-                raise ValueError(f"'expected' is not a valid regular expression: {exc}") from None
+                raise _problem("bad_regex", detail=str(exc)) from None
         if self.json_schema is not None:
             if scorer != "json":
-                raise ValueError("'schema' only applies to scorer 'json'")
+                raise _problem("schema_without_json")
             _check_schema(self.json_schema)
         return self
 
@@ -122,7 +130,7 @@ def _check_schema(schema: dict[str, Any]) -> None:
     try:
         validators.validator_for(schema).check_schema(schema)
     except exceptions.SchemaError as exc:
-        raise ValueError(f"'schema' is not a valid JSON schema: {exc.message}") from None
+        raise _problem("bad_schema", detail=exc.message) from None
 
 
 def parse_tasks(content: str, source: str = "<tasks>") -> list[Task]:
@@ -136,43 +144,55 @@ def parse_tasks(content: str, source: str = "<tasks>") -> list[Task]:
         try:
             raw = json.loads(stripped)
         except json.JSONDecodeError as exc:
-            raise TaskFileError(source, number, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+            raise TaskFileError(source, number, "not_json", detail=exc.msg, column=exc.colno) from None
         if not isinstance(raw, dict):
-            raise TaskFileError(source, number, "a task must be a JSON object")
+            raise TaskFileError(source, number, "not_an_object")
         try:
             task = Task.model_validate(raw)
         except ValidationError as exc:
-            raise TaskFileError(source, number, _first_problem(exc)) from None
+            code, params = _first_problem(exc)
+            raise TaskFileError(source, number, code, **params) from None
         if task.key in first_line_of:
             raise TaskFileError(
-                source,
-                number,
-                f"task '{task.key}' repeats line {first_line_of[task.key]} (ids must be unique)",
+                source, number, "repeated_id", key=task.key, first_line=first_line_of[task.key]
             )
         first_line_of[task.key] = number
         tasks.append(task)
     if not tasks:
-        raise TaskFileError(source, None, "no tasks (one JSON object per line expected)")
+        raise TaskFileError(source, None, "no_tasks")
     return tasks
 
 
-def load_tasks(path: Path) -> list[Task]:
-    """Tasks from a JSONL file."""
+def load_tasks(path: Path, source: str | None = None) -> list[Task]:
+    """Tasks from a JSONL file; problems name `source` (default: the path)."""
+    shown = source or str(path)
     try:
         content = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise TaskFileError(str(path), None, "no such file") from None
+        raise TaskFileError(shown, None, "no_such_file") from None
     except UnicodeDecodeError:
-        raise TaskFileError(str(path), None, "not UTF-8 text") from None
+        raise TaskFileError(shown, None, "not_utf8") from None
     except OSError as exc:
-        raise TaskFileError(str(path), None, f"cannot read it ({exc.strerror or exc})") from None
-    return parse_tasks(content, str(path))
+        raise TaskFileError(shown, None, "unreadable", detail=exc.strerror or str(exc)) from None
+    return parse_tasks(content, shown)
 
 
-def _first_problem(exc: ValidationError) -> str:
+def _first_problem(exc: ValidationError) -> tuple[str, dict[str, object]]:
+    """The problem code and values of the first validation failure (see TASK_PROBLEMS)."""
     problem = exc.errors()[0]
+    check = problem["type"]
+    context = dict(problem.get("ctx") or {})
+    if check in TASK_PROBLEMS:  # raised by Task._check through _problem
+        return check, context
     where = ".".join(str(part) for part in problem["loc"])
-    message = str(problem["msg"]).removeprefix("Value error, ")
-    if problem["type"] == "extra_forbidden":
-        return f"unknown field '{where}' (fields: id, category, prompt, messages, expected, scorer, schema, max_tokens)"
-    return f"field '{where}': {message}" if where else message
+    if check == "extra_forbidden":
+        return "unknown_field", {"field": where, "fields": TASK_FIELDS}
+    detail = str(problem["msg"]).removeprefix("Value error, ")
+    if not where:
+        return "invalid_task", {"detail": detail}
+    params: dict[str, object] = {"field": where, "detail": detail, "check": check}
+    if check == "literal_error":  # pydantic words the choices "'a', 'b' or 'c'"
+        params["choices"] = tuple(re.findall(r"'([^']*)'", str(context.get("expected", ""))))
+    elif check == "greater_than":
+        params["limit"] = context.get("gt")
+    return "invalid_field", params

@@ -17,8 +17,9 @@ from assistant.evals.client import Endpoint
 from assistant.evals.compare import ComparePlan, CompareReport, TaskResult, iter_compare, summarize
 from assistant.evals.errors import EvalOptionError, TaskFileError
 from assistant.evals.tasks import Task, load_tasks, parse_tasks
-from assistant.ui.texts import Lang, language_from_header
+from assistant.ui.texts import TASK_PROBLEMS_ES, Lang, language_from_header
 from assistant.ui.texts import text as ui_text
+from tools.errors import SizingError
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -96,27 +97,57 @@ def _integer(value: int, lang: Lang) -> str:
 
 
 def tasks_from_form(task_text: str, task_file: str | None, lang: Lang = "en") -> list[Task]:
-    """The tasks of the uploaded file, or else of the text box; at most UI_MAX_TASKS."""
+    """The tasks of the uploaded file, or else of the text box; at most UI_MAX_TASKS.
+
+    A bad task file raises TaskFileError (word it with `error_text`); the form's own limits
+    raise EvalOptionError already in `lang`, as the other form problems do."""
     if task_file:
-        tasks = load_tasks(Path(task_file))
-        source = Path(task_file).name
+        # Named by the visitor's file name, not by the server's upload path.
+        tasks = load_tasks(Path(task_file), source=Path(task_file).name)
     elif task_text.strip():
-        tasks = parse_tasks(task_text, "tasks")
-        source = "tasks"
+        tasks = parse_tasks(task_text, ui_text("compare_pasted_tasks", lang))
     else:
-        raise TaskFileError("tasks", None, ui_text("compare_no_tasks", lang))
+        raise EvalOptionError(ui_text("compare_no_tasks", lang))
     if len(tasks) > UI_MAX_TASKS:
-        raise TaskFileError(
-            source,
-            None,
+        raise EvalOptionError(
             ui_text(
                 "compare_too_many",
                 lang,
                 tasks=count_tasks(len(tasks), lang),
                 limit=_integer(UI_MAX_TASKS, lang),
-            ),
+            )
         )
     return tasks
+
+
+def task_problem_text(error: TaskFileError, lang: Lang) -> str:
+    """A task-file problem in the visitor's language: in English the CLI's own words, in
+    Spanish the tab's (assistant/ui/texts.py: TASK_PROBLEMS_ES), from the error's code and values."""
+    if lang == "en":
+        problem = error.problem
+    else:
+        template = (
+            TASK_PROBLEMS_ES.get(f"{error.code}.{error.params.get('check')}") or TASK_PROBLEMS_ES[error.code]
+        )
+        problem = template.format(**{name: _shown(value, lang) for name, value in error.params.items()})
+    if error.line is None:
+        return ui_text("compare_task_in_file", lang, source=error.source, problem=problem)
+    return ui_text("compare_task_at_line", lang, source=error.source, line=error.line, problem=problem)
+
+
+def _shown(value: object, lang: Lang) -> object:
+    """Choices as "'a', 'b' or 'c'" in the visitor's language; other values as they are."""
+    if not isinstance(value, tuple):
+        return value
+    quoted = [f"'{choice}'" for choice in value]
+    if len(quoted) < 2:
+        return "".join(quoted)
+    return f"{', '.join(quoted[:-1])} {ui_text('compare_or', lang)} {quoted[-1]}"
+
+
+def error_text(error: SizingError, lang: Lang) -> str:
+    """What the tab shows for a failure: task-file problems are worded here, the rest already are."""
+    return task_problem_text(error, lang) if isinstance(error, TaskFileError) else str(error)
 
 
 def plan_from_form(form: CompareForm, settings: Settings, lang: Lang = "en") -> ComparePlan:
@@ -242,8 +273,6 @@ def build_compare_tab(settings: Settings, label: Callable[[str], Any] = str) -> 
     translating `gr.I18n` lookup; the default shows the English text)."""
     import gradio as gr
 
-    from tools.errors import SizingError
-
     gr.Markdown(label(INTRO))
     with gr.Row():
         with gr.Column():
@@ -309,7 +338,7 @@ def build_compare_tab(settings: Settings, label: Callable[[str], Any] = str) -> 
             for summary_text, rows in run_compare_form(form, settings, lang):
                 yield summary_text, {"headers": headers, "data": rows}
         except SizingError as exc:
-            raise gr.Error(ui_text("compare_cannot_run", lang, message=str(exc))) from None
+            raise gr.Error(ui_text("compare_cannot_run", lang, message=error_text(exc, lang))) from None
 
     # Gradio passes the visitor's request to a parameter typed gr.Request, read with
     # typing.get_type_hints; gradio is imported in this function, so the string annotation

@@ -3,6 +3,7 @@
 Two kinds: `LABELS_ES` translates the static labels (Gradio's `gr.I18n` picks them by the
 browser's locale; the English text is the key, so any other locale reads English), and
 `TEXTS` holds the sentences the server writes into outputs, looked up with `text(key, lang)`.
+`TASK_PROBLEMS_ES` words the problems of a compare task file in Spanish, by problem code.
 """
 
 from __future__ import annotations
@@ -189,6 +190,10 @@ TEXTS: dict[str, dict[Lang, str]] = {
         "en": "{tasks}; this tab runs at most {limit} (use `sizing compare` for more)",
         "es": "{tasks}; esta pestaña ejecuta como máximo {limit} (use `sizing compare` para más)",
     },
+    "compare_pasted_tasks": {"en": "tasks", "es": "tareas"},
+    "compare_task_at_line": {"en": "{source}:{line}: {problem}", "es": "{source}, línea {line}: {problem}"},
+    "compare_task_in_file": {"en": "{source}: {problem}", "es": "{source}: {problem}"},
+    "compare_or": {"en": "or", "es": "o"},
     "compare_cannot_run": {
         "en": "Cannot run the comparison: {message}",
         "es": "No se puede ejecutar la comparación: {message}",
@@ -212,6 +217,43 @@ TEXTS: dict[str, dict[Lang, str]] = {
         "en": "Per-scorer totals, the largest differences and a blind review sheet: `sizing compare`.",
         "es": "Totales por evaluador, las mayores diferencias y una hoja de revisión a ciegas: `sizing compare`.",
     },
+}
+
+# A compare task file's problems in Spanish, by the problem code of its TaskFileError (the
+# English words, which the CLI prints, are assistant/evals/errors.py: TASK_PROBLEMS). For
+# "invalid_field", "invalid_field.<check>" words pydantic's own check when it is listed here.
+# `detail` is a library's English message (json, re, jsonschema, pydantic): shown only where
+# it says something the Spanish cannot (where in a pattern or a schema the problem is).
+TASK_PROBLEMS_ES: dict[str, str] = {
+    "not_json": "no es JSON válido (error en la columna {column})",
+    "not_an_object": "cada tarea debe ser un objeto JSON",
+    "unknown_field": "campo desconocido '{field}' (campos: {fields})",
+    "invalid_field": "campo '{field}': valor no válido ({detail})",
+    "invalid_field.missing": "falta el campo '{field}'",
+    "invalid_field.literal_error": "campo '{field}': debe ser {choices}",
+    "invalid_field.greater_than": "campo '{field}': debe ser mayor que {limit}",
+    "invalid_field.string_type": "campo '{field}': debe ser un texto",
+    "invalid_field.int_type": "campo '{field}': debe ser un número entero",
+    "invalid_field.int_parsing": "campo '{field}': debe ser un número entero",
+    "invalid_field.int_from_float": "campo '{field}': debe ser un número entero",
+    "invalid_field.list_type": "campo '{field}': debe ser una lista",
+    "invalid_field.dict_type": "campo '{field}': debe ser un objeto JSON",
+    "invalid_field.model_type": "campo '{field}': debe ser un objeto JSON",
+    "invalid_task": "tarea no válida ({detail})",
+    "prompt_or_messages": "indique exactamente uno de los campos 'prompt' o 'messages'",
+    "empty_prompt": "'prompt' está vacío",
+    "no_user_message": "'messages' necesita al menos un mensaje con el rol 'user'",
+    "needs_expected": "el evaluador '{scorer}' necesita 'expected'",
+    "needs_expected_texts": "el evaluador 'contains' necesita 'expected' como texto o lista de textos",
+    "needs_expected_text": "el evaluador '{scorer}' necesita 'expected' como texto",
+    "bad_regex": "'expected' no es una expresión regular válida ({detail})",
+    "schema_without_json": "'schema' solo se aplica al evaluador 'json'",
+    "bad_schema": "'schema' no es un esquema JSON válido ({detail})",
+    "repeated_id": "la tarea '{key}' repite la línea {first_line} (los id deben ser únicos)",
+    "no_tasks": "no hay tareas (se espera un objeto JSON por línea)",
+    "no_such_file": "el archivo no existe",
+    "not_utf8": "no es texto UTF-8",
+    "unreadable": "no se puede leer ({detail})",
 }
 
 
