@@ -254,12 +254,19 @@ def test_resume_tolerates_a_half_written_last_line(tasks: list[Task], tmp_path: 
             run = iter_compare(plan)
             log.append(next(run))
             run.close()
-    with results_path.open("a", encoding="utf-8") as stream:
-        stream.write('{"kind": "task", "key": "rou')  # killed mid-write
+        with results_path.open("a", encoding="utf-8") as stream:
+            stream.write('{"kind": "task", "key": "rou')  # killed mid-write
+        with ResultsLog.open(results_path, plan, resume=True) as log:  # a resumed run appends after it
+            assert [r.key for r in log.previous] == ["card"]
+            run = iter_compare(plan, previous=log.previous)
+            log.append(next(run))
+            run.close()
+    # the half line was cut off, so the file is still whole lines and still resumes
+    assert [record.get("key") for record in _records(results_path)] == [None, "card", "route"]
     with ResultsLog.open(results_path, plan, resume=True) as log:
-        assert [r.key for r in log.previous] == ["card"]
+        assert [r.key for r in log.previous] == ["card", "route"]
     with results_path.open("a", encoding="utf-8") as stream:
-        stream.write("\nnot json either\n")
+        stream.write("not json either\n{}\n")
     with pytest.raises(ResultsFileError, match="not valid JSON"):
         ResultsLog.open(results_path, plan, resume=True)
 

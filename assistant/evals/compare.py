@@ -346,6 +346,8 @@ class ResultsLog:
             )
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            if exists and resume:
+                _drop_half_written_line(path)
             stream = path.open("a" if exists and resume else "w", encoding="utf-8")
         except OSError as exc:
             raise ResultsFileError(f"cannot write the results file {path}: {exc.strerror or exc}") from None
@@ -369,6 +371,26 @@ class ResultsLog:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _drop_half_written_line(path: Path) -> None:
+    """Make the file end at a line break before appending to it.
+
+    A run killed mid-write leaves a last line without one; appending straight after it would
+    glue the next record onto it, and the file could no longer be resumed. That half line was
+    never a result (the reader skips it), so it is cut off; a whole last line gets its break."""
+    content = path.read_bytes()
+    if not content or content.endswith(b"\n"):
+        return
+    cut = content.rfind(b"\n") + 1
+    try:
+        json.loads(content[cut:])
+    except ValueError:
+        with path.open("r+b") as stream:
+            stream.truncate(cut)
+    else:
+        with path.open("ab") as stream:
+            stream.write(b"\n")
 
 
 def _read_previous(path: Path, header: dict[str, Any], plan: ComparePlan) -> list[TaskResult]:
