@@ -36,6 +36,8 @@ SETS = {
     "held-out": "retrieval_heldout.json",
     "held-out2": "retrieval_heldout2.json",
     "held-out3": "retrieval_heldout3.json",
+    "held-out4": "retrieval_heldout4.json",
+    "sealed": "retrieval_sealed.json",
 }
 WARM_UP_QUERIES = 10
 LATENCY_REPEATS = 3

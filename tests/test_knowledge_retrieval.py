@@ -60,9 +60,18 @@ def test_recall_at_3_on_the_golden_questions(shipped_store: ArticleStore) -> Non
     assert scores.mrr >= 0.8
 
 
-@pytest.mark.parametrize("held_out", ["retrieval_heldout.json", "retrieval_heldout2.json"])
+@pytest.mark.parametrize(
+    "held_out",
+    [
+        "retrieval_heldout.json",
+        "retrieval_heldout2.json",
+        "retrieval_heldout3.json",
+        "retrieval_heldout4.json",
+        "retrieval_sealed.json",
+    ],
+)
 def test_recall_on_held_out_questions_does_not_regress(shipped_store: ArticleStore, held_out: str) -> None:
-    # Never tuned on: a floor that catches regressions, not a target (measured 0.87 and 0.95, README).
+    # A floor that catches regressions, not the target: measured 0.93-0.97 (README, benchmarks/retrieval.py).
     scores = evaluate(
         lambda q, k, lang: shipped_store.search(q, k=k, lang=lang),
         load_golden(GOLDEN / held_out),
