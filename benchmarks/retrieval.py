@@ -45,15 +45,27 @@ LATENCY_REPEATS = 3
 # Ranking variants: keyword overrides for knowledge.ranking.rank, plus "heading_records" (False:
 # sections are matched by their full-text vector only, as before heading records existed).
 VARIANTS: dict[str, dict[str, Any]] = {
-    "dense only": {"lexical_weight": 0.0, "pool_translations": False, "heading_records": False},
-    "dense + translation pooling": {"lexical_weight": 0.0, "heading_records": False},
-    "lexical only (BM25)": {"lexical_weight": 1000.0, "pool_translations": False},
-    "dense + pooling + BM25 0.05 (before)": {"heading_records": False, "bilingual_terms": False},
-    "dense + pooling + BM25 + bilingual terms": {"heading_records": False},
-    "dense max(text, heading) + pooling": {"lexical_weight": 0.0},
-    "max(text, heading) + pool + BM25": {"bilingual_terms": False},
-    "max(text, heading) + pool + BM25 + terms": {"definition_boost": 0.0},
-    "shipped: above + glossary for definitions": {},
+    "dense only": {
+        "lexical_weight": 0.0,
+        "pool_translations": False,
+        "heading_records": False,
+        "definition_boost": 0.0,
+    },
+    "dense + translation pooling": {"lexical_weight": 0.0, "heading_records": False, "definition_boost": 0.0},
+    "lexical only (BM25 + bilingual terms)": {
+        "lexical_weight": 1000.0,
+        "pool_translations": False,
+        "definition_boost": 0.0,
+    },
+    "dense + pooling + BM25 0.05": {
+        "heading_records": False,
+        "bilingual_terms": False,
+        "definition_boost": 0.0,
+    },
+    "+ bilingual terms": {"heading_records": False, "definition_boost": 0.0},
+    "+ heading records": {"definition_boost": 0.0},
+    "shipped: + glossary for definition questions": {},
+    "shipped without heading records": {"heading_records": False},
 }
 
 

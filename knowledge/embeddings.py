@@ -62,8 +62,9 @@ class MultilingualE5EmbeddingFunction(EmbeddingFunction[Documents]):
     def embed_query(self, input: Documents) -> Embeddings:
         with self._lock:
             model = self._loaded()
-            # One short query is too small to split: with two OpenMP threads it cost 69 ms of CPU
-            # against 16 ms with one (spin-waiting), and several times the wall time on a busy machine.
+            # One short query is too small to split: two OpenMP threads halve the wall time on an idle
+            # machine (13.6 vs 25.6 ms) but, next to one busy process, cost 51 ms of CPU against 22 ms
+            # and 170 ms p95 (spin-waiting for a busy core); a server under load is that machine.
             self._set_threads(1)
             vectors = model.query(list(input))
         return [np.asarray(row, dtype=np.float32) for row in vectors]
