@@ -350,6 +350,10 @@ class ArticleStore:
         self._upsert(
             collection, [c for c in chunks if _record_id(c) + HEADING_SUFFIX not in stored], full_text=False
         )
+        identity = self.embedding_function.identity
+        self.embedding_cache.prune(
+            [cache_key(identity, text) for c in chunks for text in (c.embedding_text, c.heading_text)]
+        )
         live_sections = {chunk.id for chunk in chunks}
         report = IngestReport(
             chunks=len(chunks),

@@ -6,11 +6,13 @@ import json
 import logging
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from knowledge import ArticleStore, IngestReport, open_store
@@ -405,3 +407,22 @@ def test_search_sees_edits_another_process_ingests_into_a_chroma_server(
         assert json.loads(done.stdout)["updated"] == 1
         found = searcher.search("bytes per parameter at 4 bits", k=1, lang="en")[0]
         assert "half a byte plus scales" in found.text
+
+
+def test_ingest_prunes_long_unused_vectors_and_keeps_the_current_ones(
+    tmp_path: Path, articles_dir: Path
+) -> None:
+    with ArticleStore(
+        "pruned", articles_dir, MultilingualE5EmbeddingFunction(), tmp_path / "data" / "chroma"
+    ) as store:
+        store.ingest()
+        cache = store.embedding_cache
+        cache.put_many({"vector-of-a-long-gone-edit": np.zeros(384, dtype=np.float32)})
+        with sqlite3.connect(cache.path) as connection:  # written a year ago, never read since
+            connection.execute("UPDATE vectors SET last_used = 0 WHERE key = 'vector-of-a-long-gone-edit'")
+        connection.close()
+        store.ingest()
+        with sqlite3.connect(cache.path) as connection:
+            keys = {key for (key,) in connection.execute("SELECT key FROM vectors")}
+        connection.close()
+        assert "vector-of-a-long-gone-edit" not in keys and len(keys) == 10
