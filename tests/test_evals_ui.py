@@ -186,39 +186,16 @@ def test_the_wired_handler_answers_in_the_browsers_language(settings: Settings) 
         "No se puede ejecutar la comparación: tareas, línea 2: campo 'scorer': debe ser "
         "'contains', 'exact', 'regex', 'json' o 'judge'"
     )
-    with pytest.raises(gr.Error) as caught:
-        next(
-            on_run(
-                "http://127.0.0.1:9/v1",
-                "a",
-                "http://127.0.0.1:9/v1",
-                "b",
-                bad_tasks,
-                None,
-                "",
-                "",
-                "",
-                spanish,
-            )
-        )
-    assert caught.value.message == spanish_error
-    english = SimpleNamespace(headers={"accept-language": "en-GB"})
-    with pytest.raises(gr.Error) as caught:
-        next(
-            on_run(
-                "http://127.0.0.1:9/v1",
-                "a",
-                "http://127.0.0.1:9/v1",
-                "b",
-                bad_tasks,
-                None,
-                "",
-                "",
-                "",
-                english,
-            )
-        )
-    assert caught.value.message == (
+
+    def run_error(request: SimpleNamespace) -> str:
+        """The message the tab shows for the bad task file, in the request's language."""
+        with pytest.raises(gr.Error) as caught:
+            unreachable = "http://127.0.0.1:9/v1"  # never called: the task file fails first
+            next(on_run(unreachable, "a", unreachable, "b", bad_tasks, None, "", "", "", request))
+        return str(caught.value.message)
+
+    assert run_error(spanish) == spanish_error
+    assert run_error(SimpleNamespace(headers={"accept-language": "en-GB"})) == (
         "Cannot run the comparison: tasks:2: field 'scorer': Input should be "
         "'contains', 'exact', 'regex', 'json' or 'judge'"
     )

@@ -14,19 +14,7 @@ from knowledge.embedding_cache import cache_key
 from knowledge.embeddings import MultilingualE5EmbeddingFunction
 from knowledge.shipped_vectors import SHIPPED_VECTORS, ShippedVectors
 from knowledge.store import SHIPPED_ARTICLES
-from tests.test_knowledge_store import ARTICLES, write_articles
-
-
-class CountingEmbeddings(MultilingualE5EmbeddingFunction):
-    """The real model (same identity, so shipped vectors apply), counting the texts it embeds."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.embedded: list[str] = []
-
-    def __call__(self, input: list[str]) -> list:  # type: ignore[override]
-        self.embedded += list(input)
-        return super().__call__(input)
+from tests.test_knowledge_store import ARTICLES, CountingEmbeddings, write_articles
 
 
 def test_shipped_vectors_are_exactly_those_of_the_shipped_articles() -> None:
