@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-import numpy as np
+import os
+import subprocess
+import sys
+from pathlib import Path
 
-from knowledge.embeddings import PASSAGE_TOKENS, MultilingualE5EmbeddingFunction
+import numpy as np
+import pytest
+
+from knowledge.embeddings import PASSAGE_TOKENS, MultilingualE5EmbeddingFunction, _usable_cores
+
+ROOT = Path(__file__).resolve().parents[1]
 
 LONG = (
     "The KV cache grows with the context length and with every concurrent user. "
@@ -43,3 +51,54 @@ def test_identity_and_config_name_the_cut_so_vectors_are_never_mixed() -> None:
     assert rebuilt.identity == cut.identity
     # A collection configured before passages were cut gets whole passages back, as it was built.
     assert MultilingualE5EmbeddingFunction.build_from_config({"variant": "original"}).passage_tokens is None
+
+
+def test_threads_respect_the_container_quota_and_omp_num_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    unlimited = tmp_path / "unlimited"
+    unlimited.mkdir()
+    assert _usable_cores(unlimited) == 64  # no cgroup files: the affinity decides
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "cpu.max").write_text("200000 100000\n")
+    assert _usable_cores(v2) == 2  # a pod limited to 2 CPUs on a 64-core node
+    (v2 / "cpu.max").write_text("50000 100000\n")
+    assert _usable_cores(v2) == 1  # half a CPU still runs one thread
+    (v2 / "cpu.max").write_text("max 100000\n")
+    assert _usable_cores(v2) == 64
+    v1 = tmp_path / "v1"
+    (v1 / "cpu").mkdir(parents=True)
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("400000\n")
+    (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    assert _usable_cores(v1) == 4
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")  # v1's "unlimited"
+    assert _usable_cores(v1) == 64
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # what the Docker image sets
+    assert _usable_cores(unlimited) == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "not a number")
+    assert _usable_cores(unlimited) == 64
+
+
+@pytest.mark.parametrize(("preset", "expected"), [(None, "1000"), ("5000", "5000")])
+def test_openmp_spin_is_short_unless_the_operator_chose_one(preset: str | None, expected: str) -> None:
+    env = {key: value for key, value in os.environ.items() if key != "GOMP_SPINCOUNT"}
+    if preset:
+        env["GOMP_SPINCOUNT"] = preset
+    code = (
+        "import os; from knowledge.embeddings import MultilingualE5EmbeddingFunction as E; "
+        "assert 'GOMP_SPINCOUNT' not in os.environ or os.environ['GOMP_SPINCOUNT'] == '5000'; "
+        "E()._loaded(); print(os.environ['GOMP_SPINCOUNT'])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.strip() == expected
