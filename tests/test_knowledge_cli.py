@@ -4,28 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.sizing_cli import run_sizing as sizing
 from tests.test_knowledge_store import ARTICLES, write_articles
 
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.e2e
-
-
-def sizing(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "assistant", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=180,
-    )
 
 
 @pytest.fixture

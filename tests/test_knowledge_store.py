@@ -18,6 +18,7 @@ import pytest
 from knowledge import ArticleStore, IngestReport, open_store
 from knowledge.embeddings import MultilingualE5EmbeddingFunction
 from knowledge.errors import KnowledgeError, KnowledgeUnavailableError
+from tests.sizing_cli import run_sizing
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -389,9 +390,9 @@ def test_search_sees_edits_another_process_ingests_into_a_chroma_server(
         assert "half a byte" in searcher.search("bytes per parameter at 4 bits", k=1, lang="en")[0].text
         weights = articles_dir / "en" / "weights.md"
         weights.write_text(weights.read_text().replace("half a byte", "half a byte plus scales"))
-        done = subprocess.run(
-            [sys.executable, "-m", "assistant", "ingest", "--json"],
-            cwd=ROOT,
+        done = run_sizing(
+            "ingest",
+            "--json",
             env={
                 **os.environ,
                 "SIZING_CHROMA_URL": chroma_server,
@@ -399,11 +400,8 @@ def test_search_sees_edits_another_process_ingests_into_a_chroma_server(
                 "SIZING_ARTICLES_DIR": str(articles_dir),
                 "SIZING_DATA_DIR": str(tmp_path / "ingesting-process"),
             },
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=True,
         )
+        assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["updated"] == 1
         found = searcher.search("bytes per parameter at 4 bits", k=1, lang="en")[0]
         assert "half a byte plus scales" in found.text

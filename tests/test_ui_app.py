@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from assistant.ui import app as web_app
 from assistant.ui.app import build_i18n
 from assistant.ui.session import VisitorSession
 from assistant.ui.texts import LABELS_ES
+from tests import sizing_cli
 from tests.ui_fakes import FakeAssistant
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,14 +155,7 @@ def test_the_page_is_served_at_the_root(settings: Settings) -> None:
 
 def run_sizing(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SIZING_DATA_DIR": str(tmp_path / "data")}
-    return subprocess.run(
-        [sys.executable, "-m", "assistant", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-    )
+    return sizing_cli.run_sizing(*args, env=env, timeout=120)
 
 
 def test_serve_help_names_host_and_port(tmp_path: Path) -> None:
