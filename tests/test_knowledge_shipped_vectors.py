@@ -35,9 +35,14 @@ def test_shipped_vectors_equal_what_the_model_computes_now() -> None:
     sample = [texts[0], texts[1], texts[len(texts) // 2], texts[-2], texts[-1]]  # en and es, both kinds
     shipped = ShippedVectors().get_many([cache_key(embedder.identity, text) for text in sample])
     assert len(shipped) == len(sample)
+    # The model's kernels differ by CPU (AVX-512 BF16/VNNI paths vs AVX2): the same text gives vectors
+    # within ~1.5e-3 per element (cosine > 0.99995) on different machines. A stale vector of an edited
+    # text is far further away (a one-figure edit of a sentence: cosine ~0.990), which is what this guards.
     for text, computed in zip(sample, embedder(sample), strict=True):
-        stored = shipped[cache_key(embedder.identity, text)]
-        np.testing.assert_allclose(stored, computed, atol=1e-5, err_msg=text[:80])
+        stored = np.asarray(shipped[cache_key(embedder.identity, text)])
+        cosine = float(np.dot(stored, computed) / (np.linalg.norm(stored) * np.linalg.norm(computed)))
+        assert cosine > 0.9999, f"{text[:80]!r}: cosine {cosine:.6f}"
+        np.testing.assert_allclose(stored, computed, atol=5e-3, err_msg=text[:80])
 
 
 def test_a_fresh_index_of_the_shipped_articles_embeds_nothing(tmp_path: Path) -> None:
