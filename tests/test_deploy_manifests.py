@@ -111,9 +111,10 @@ def deploy_texts() -> Iterator[tuple[str, str]]:
     for path in sorted(DEPLOY.rglob("*")):
         if path.is_file():
             yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.partition("<!-- BEGIN:deploy -->")[2].partition("<!-- END:deploy -->")[0]
-    yield "README.md (deploy section)", section
+    page = (ROOT / "docs" / "deployment.md").read_text(encoding="utf-8")
+    section = page.partition("<!-- BEGIN:deploy -->")[2].partition("<!-- END:deploy -->")[0]
+    assert section.strip(), "docs/deployment.md lost its deploy section markers"
+    yield "docs/deployment.md", section
 
 
 def test_every_sizing_variable_in_deploy_is_a_settings_field() -> None:
