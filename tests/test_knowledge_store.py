@@ -167,7 +167,7 @@ def test_index_from_another_embedding_function_is_rebuilt(
     chroma_path = tmp_path / "db"
     with ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path) as first:
         first.ingest()
-        collection = first._open_collection()
+        collection = first.chroma.collection()
         collection.modify(metadata={"embedder": "some-older-model"})
     second = ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path)
     with caplog.at_level(logging.WARNING, logger="sizing.knowledge"), second:
@@ -286,7 +286,7 @@ def test_a_locked_index_is_reported_not_deleted(store: ArticleStore) -> None:
         raise InternalError("error returned from database: (code: 5) database is locked")
 
     with pytest.raises(KnowledgeUnavailableError, match="busy"):
-        store._guarded(locked)
+        store.chroma.guarded(locked)
     assert (store.chroma_path / "chroma.sqlite3").exists()
     assert store.search("KV cache", k=1, lang="en")[0].section == "KV cache"
 
@@ -331,7 +331,7 @@ def test_an_unreadable_embedding_cache_is_ignored(tmp_path: Path, articles_dir: 
 
 def test_each_section_is_found_by_its_heading_record_too(store: ArticleStore) -> None:
     store.ingest()
-    collection = store._open_collection()
+    collection = store.chroma.collection()
     ids = set(collection.get(include=[])["ids"])
     kv_cache = {record_id for record_id in ids if record_id.startswith("en/weights.md#kv-cache@")}
     assert len(kv_cache) == 2 and any(record_id.endswith("~heading") for record_id in kv_cache)
@@ -345,7 +345,7 @@ def test_record_ids_carry_the_content_hash_and_edits_replace_them(
     store: ArticleStore, articles_dir: Path
 ) -> None:
     store.ingest()
-    collection = store._open_collection()
+    collection = store.chroma.collection()
     before = set(collection.get(include=[])["ids"])
     assert all(re.fullmatch(r".+\.md#.+@[0-9a-f]{16}(~heading)?", record_id) for record_id in before)
     weights = articles_dir / "en" / "weights.md"
@@ -359,7 +359,7 @@ def test_record_ids_carry_the_content_hash_and_edits_replace_them(
 
 def test_an_index_written_before_ids_carried_hashes_is_migrated(store: ArticleStore) -> None:
     store.ingest()
-    collection = store._open_collection()
+    collection = store.chroma.collection()
     records = collection.get(include=["documents", "metadatas", "embeddings"])
     collection.delete(ids=records["ids"])
     legacy_ids = [re.sub(r"@[0-9a-f]{16}", "", record_id) for record_id in records["ids"]]
