@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.fakes import free_port
+
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
 
@@ -69,9 +71,7 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if not chroma.exists():
         pytest.fail(f"{chroma} not found: chromadb ships the `chroma` command; reinstall the venv")
     folder = tmp_path_factory.mktemp("chroma-server")
-    with socket.socket() as probe:  # ask the OS for a free port, then hand it to the server
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     log_path = folder / "server.log"
     with log_path.open("wb") as log:
         server = subprocess.Popen(
