@@ -17,10 +17,14 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.fakes import free_port
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "web"
@@ -34,7 +38,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-# The first start imports Gradio and the embedding model; the first question builds the index.
+# The first start imports Gradio and the embedding model.
 STARTUP_TIMEOUT_S = 120
 
 
@@ -95,8 +99,9 @@ class ServedApp:
 
 
 @pytest.fixture(scope="session")
-def served_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedApp]:
+def served_app(tmp_path_factory: pytest.TempPathFactory, shipped_index: Settings) -> Iterator[ServedApp]:
     folder = tmp_path_factory.mktemp("web")
+    shutil.copytree(shipped_index.data_dir, folder / "data")  # the articles' index, already built
     # A low rate limit so a test can reach it; every browser page and API client is its own session.
     app = ServedApp(folder / "data", folder / "server.log", SIZING_RATE_LIMIT_PER_MINUTE="6")
     try:
