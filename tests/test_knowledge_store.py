@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -18,6 +19,7 @@ import pytest
 from knowledge import ArticleStore, IngestReport, open_store
 from knowledge.embeddings import MultilingualE5EmbeddingFunction
 from knowledge.errors import KnowledgeError, KnowledgeUnavailableError
+from knowledge.ranking import RankingOptions
 from tests.sizing_cli import run_sizing
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -424,3 +426,22 @@ def test_ingest_prunes_long_unused_vectors_and_keeps_the_current_ones(
             keys = {key for (key,) in connection.execute("SELECT key FROM vectors")}
         connection.close()
         assert "vector-of-a-long-gone-edit" not in keys and len(keys) == 10
+
+
+def test_a_ranking_without_heading_records_scores_sections_by_their_full_text_only(
+    store: ArticleStore, articles_dir: Path
+) -> None:
+    store.ingest()
+    full_text_only = RankingOptions(heading_records=False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        full_text_only.heading_records = True  # type: ignore[misc]
+    with ArticleStore(
+        "test-articles", articles_dir, store.embedding_function, store.chroma_path, ranking=full_text_only
+    ) as without:
+        for query in ("KV cache", "Bytes per parameter", "48 GB class"):
+            shipped = {(p.path, p.section): p.score for p in store.search(query, k=5, lang="en")}
+            plain = {(p.path, p.section): p.score for p in without.search(query, k=5, lang="en")}
+            assert shipped.keys() == plain.keys()
+            # A section's similarity is the better of its two records: dropping one never raises it.
+            assert all(plain[key] <= shipped[key] for key in shipped), query
+            assert plain != shipped, f"{query!r}: the heading records changed nothing"
