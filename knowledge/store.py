@@ -163,6 +163,7 @@ class ArticleStore:
         """Release the Chroma client (HTTP sessions, SQLite handles); the store reconnects if used again."""
         with self._lock:
             self.chroma.close()
+            self._built = None
 
     def __enter__(self) -> ArticleStore:
         return self
