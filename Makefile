@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-test run test lint typecheck bench vectors clean
+.PHONY: install install-test run check test lint typecheck bench vectors clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ lint: $(TEST_STAMP)
 typecheck: $(TEST_STAMP)
 	$(BIN)/mypy
 
+# The inner loop while editing: lint, types and the unit tests (no `slow` or `e2e` marker).
+check: $(TEST_STAMP) lint typecheck
+	$(BIN)/python -m pytest -q -m "not slow and not e2e"
+
+# Everything CI runs: lint, types and the whole suite.
 test: $(TEST_STAMP) lint typecheck
 	$(BIN)/python -m pytest
 

@@ -21,7 +21,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import openai
@@ -47,6 +47,9 @@ from assistant.prompts import SYSTEM_PROMPT, context_note
 from assistant.schemas import ConversationState, Source, Step, StepEvent, TextDelta
 from assistant.settings import Settings
 from tools import SizingResult
+
+if TYPE_CHECKING:
+    from knowledge import ArticleSearch
 
 logger = logging.getLogger(__name__)
 
@@ -160,7 +163,7 @@ def run_agent(
     message: str,
     state: ConversationState | None,
     *,
-    store: Any | None,
+    store: ArticleSearch | None,
     settings: Settings,
     on_event: EventCallback | None = None,
     lang: str | None = None,

@@ -42,6 +42,7 @@ from tools.errors import SizingError
 if TYPE_CHECKING:
     from assistant.errors import LLMUnavailableError
     from assistant.settings import Settings
+    from knowledge import ArticleSearch
 
 __all__ = [
     "SLOT_NAMES",
@@ -67,7 +68,7 @@ class Assistant:
     """Answers sizing conversations. Build it with `build_assistant`; one instance serves every visitor
     (per-visitor memory lives in the ConversationState each call receives and returns)."""
 
-    def __init__(self, settings: Settings, store: Any | None, chat_model: Any | None) -> None:
+    def __init__(self, settings: Settings, store: ArticleSearch | None, chat_model: Any | None) -> None:
         self.settings = settings
         self.store = store
         self.chat_model = chat_model
@@ -244,7 +245,7 @@ class Assistant:
         chroma = False
         if self.store is not None:
             try:
-                chroma = bool(self.store.healthy())  # type: ignore[attr-defined]
+                chroma = bool(self.store.healthy())
             except Exception:  # a health probe must answer, not fail
                 chroma = False
         return {"mode": self.mode, "llm_reachable": self._llm_reachable(), "chroma_reachable": chroma}
@@ -320,7 +321,9 @@ def _run_in_thread(work: Any) -> Iterator[StepEvent | Reply]:
         yield item
 
 
-def build_assistant(settings: Settings, store: Any | None = None, chat_model: Any | None = None) -> Assistant:
+def build_assistant(
+    settings: Settings, store: ArticleSearch | None = None, chat_model: Any | None = None
+) -> Assistant:
     """The assistant the settings describe.
 
     store None: the article store of the settings (`knowledge.open_store`, which connects lazily);

@@ -20,13 +20,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from knowledge.embeddings import MultilingualE5EmbeddingFunction  # noqa: E402
 from knowledge.evaluation import RetrievalScores, SectionKeys, evaluate, load_golden  # noqa: E402
+from knowledge.ranking import SHIPPED_RANKING, RankingOptions  # noqa: E402
 from knowledge.shipped_vectors import ShippedVectors  # noqa: E402
 from knowledge.store import SHIPPED_ARTICLES, ArticleStore  # noqa: E402
 
@@ -42,30 +42,24 @@ SETS = {
 WARM_UP_QUERIES = 10
 LATENCY_REPEATS = 3
 
-# Ranking variants: keyword overrides for knowledge.ranking.rank, plus "heading_records" (False:
-# sections are matched by their full-text vector only, as before heading records existed).
-VARIANTS: dict[str, dict[str, Any]] = {
-    "dense only": {
-        "lexical_weight": 0.0,
-        "pool_translations": False,
-        "heading_records": False,
-        "definition_boost": 0.0,
-    },
-    "dense + translation pooling": {"lexical_weight": 0.0, "heading_records": False, "definition_boost": 0.0},
-    "lexical only (BM25 + bilingual terms)": {
-        "lexical_weight": 1000.0,
-        "pool_translations": False,
-        "definition_boost": 0.0,
-    },
-    "dense + pooling + BM25 0.05": {
-        "heading_records": False,
-        "bilingual_terms": False,
-        "definition_boost": 0.0,
-    },
-    "+ bilingual terms": {"heading_records": False, "definition_boost": 0.0},
-    "+ heading records": {"definition_boost": 0.0},
-    "shipped: + glossary for definition questions": {},
-    "shipped without heading records": {"heading_records": False},
+# Ranking variants scored by --variants; RankingOptions() is what ships.
+VARIANTS: dict[str, RankingOptions] = {
+    "dense only": RankingOptions(
+        lexical_weight=0.0, pool_translations=False, heading_records=False, definition_boost=0.0
+    ),
+    "dense + translation pooling": RankingOptions(
+        lexical_weight=0.0, heading_records=False, definition_boost=0.0
+    ),
+    "lexical only (BM25 + bilingual terms)": RankingOptions(
+        lexical_weight=1000.0, pool_translations=False, definition_boost=0.0
+    ),
+    "dense + pooling + BM25 0.05": RankingOptions(
+        heading_records=False, bilingual_terms=False, definition_boost=0.0
+    ),
+    "+ bilingual terms": RankingOptions(heading_records=False, definition_boost=0.0),
+    "+ heading records": RankingOptions(definition_boost=0.0),
+    "shipped: + glossary for definition questions": SHIPPED_RANKING,
+    "shipped without heading records": RankingOptions(heading_records=False),
 }
 
 
@@ -105,19 +99,20 @@ def main() -> int:
 
         keys = SectionKeys(SHIPPED_ARTICLES)
         sets = {name: load_golden(GOLDEN_DIR / file) for name, file in SETS.items()}
-        variants = VARIANTS if args.variants else {"shipped": {}}
+        variants = VARIANTS if args.variants else {"shipped": SHIPPED_RANKING}
         print()
         print(f"{'ranking':42s} {'set':9s} {'n':>3s} {'R@1':>6s} {'R@3':>6s} {'MRR':>6s}")
         misses: list[str] = []
-        for name, options in variants.items():
-            store.heading_records = options.get("heading_records", True)
-            store.ranking_options = {k: v for k, v in options.items() if k != "heading_records"}
-            for set_name, questions in sets.items():
-                scores = evaluate(lambda q, k, lang: store.search(q, k=k, lang=lang), questions, keys)
-                _print_scores(name, set_name, scores)
-                if not options:
-                    misses += [f"[{set_name}] {miss}" for miss in scores.misses]
-        store.ranking_options, store.heading_records = {}, True
+        for name, ranking in variants.items():
+            # The same index read with another ranking: a second store on the same folder and model.
+            with ArticleStore(
+                "benchmark", SHIPPED_ARTICLES, store.embedding_function, store.chroma_path, ranking=ranking
+            ) as ranked:
+                for set_name, questions in sets.items():
+                    scores = evaluate(lambda q, k, lang: ranked.search(q, k=k, lang=lang), questions, keys)
+                    _print_scores(name, set_name, scores)
+                    if ranking == SHIPPED_RANKING:
+                        misses += [f"[{set_name}] {miss}" for miss in scores.misses]
 
         questions = [q for qs in sets.values() for q in qs]
         for question in questions[:WARM_UP_QUERIES]:

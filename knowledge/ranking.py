@@ -78,6 +78,23 @@ class Ranked:
     score: float
 
 
+@dataclass(frozen=True)
+class RankingOptions:
+    """How search ranks sections. The defaults are what ships; `benchmarks/retrieval.py --variants`
+    scores other values against them."""
+
+    lexical_weight: float = LEXICAL_WEIGHT
+    pool_translations: bool = POOL_TRANSLATIONS
+    bilingual_terms: bool = True
+    definition_boost: float = DEFINITION_BOOST
+    # Read by the store, not by `rank`: False scores a section by its full-text record only, ignoring
+    # its title + heading record (knowledge.store.HEADING_SUFFIX).
+    heading_records: bool = True
+
+
+SHIPPED_RANKING = RankingOptions()
+
+
 def is_definition_question(query: str) -> bool:
     """ "What is X?", "¿Qué significa X?" and the like: questions a glossary entry answers best."""
     return bool(_DEFINITION_QUESTION.search(query))

@@ -1,4 +1,4 @@
-"""Suite-wide guards.
+"""Suite-wide guards and shared fixtures.
 
 Real model requests are impossible in the default suite: every outbound
 connection that is not to loopback is refused, so a test that forgets to fake the
@@ -10,9 +10,14 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from tests.fakes import free_port
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -69,9 +74,7 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if not chroma.exists():
         pytest.fail(f"{chroma} not found: chromadb ships the `chroma` command; reinstall the venv")
     folder = tmp_path_factory.mktemp("chroma-server")
-    with socket.socket() as probe:  # ask the OS for a free port, then hand it to the server
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     log_path = folder / "server.log"
     with log_path.open("wb") as log:
         server = subprocess.Popen(
@@ -101,3 +104,28 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+@pytest.fixture(scope="session")
+def shipped_index(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """Settings whose data folder holds the shipped articles' embedded index, built once per session.
+
+    Built the way `sizing ingest` builds it with the default settings (collection, embedder, shipped
+    vectors), whatever SIZING_* variables the machine running the tests has: `open_store(shipped_index)`
+    and `SIZING_DATA_DIR=<shipped_index.data_dir>` find it ready. Read it in place; a test that
+    ingests, edits or rebuilds works on a copy (`shutil.copytree` of the data folder).
+    """
+    from assistant.settings import Settings
+    from knowledge import open_store
+
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("shipped-index") / "data",
+        chroma_url=None,
+        articles_dir=None,
+        embeddings_base_url=None,
+        llm_base_url=None,
+        llm_model=None,
+    )
+    with open_store(settings) as store:
+        store.ingest()
+    return settings

@@ -16,7 +16,7 @@ from assistant.errors import LLMUnavailableError
 from assistant.prompts import SYSTEM_PROMPT
 from assistant.schemas import ConversationState, StepEvent, TextDelta, Turn
 from assistant.settings import Settings
-from knowledge import Passage
+from tests.fakes import FakeArticles, section
 from tests.openai_stub import Reply, StubOpenAI, text, tool_call
 from tools import SizingRequest, calculate_vram
 
@@ -32,29 +32,13 @@ def llm_settings(url: str, tmp_path: Any, **overrides: Any) -> Settings:
     return Settings(**fields)
 
 
-class ArticleShelf:
-    """A store with two fixed sections (the agent only needs `search`)."""
-
-    def __init__(self) -> None:
-        self.queries: list[tuple[str, int, str | None]] = []
-
-    def search(self, query: str, k: int = 3, lang: str | None = None) -> list[Passage]:
-        self.queries.append((query, k, lang))
-        return [
-            Passage(
-                text="At 16 bits a parameter takes two bytes; a 70B model wants about 140GB before overhead.",
-                title="VRAM is arithmetic",
-                path="en/vram-arithmetic.md",
-                section="The arithmetic anyone can check",
-                lang="en",
-                score=0.9,
-            ),
-        ]
-
-
-class BrokenShelf:
-    def search(self, query: str, k: int = 3, lang: str | None = None) -> list[Passage]:
-        raise ConnectionError("chroma is down")
+VRAM_ARITHMETIC = section(
+    "At 16 bits a parameter takes two bytes; a 70B model wants about 140GB before overhead.",
+    title="VRAM is arithmetic",
+    path="en/vram-arithmetic.md",
+    heading="The arithmetic anyone can check",
+    score=0.9,
+)
 
 
 SEVENTY_B_INT4 = {"model": "70b", "precision": "int4", "context": 8192, "users": 1}
@@ -146,7 +130,7 @@ def test_three_precisions_in_one_turn_keep_the_models_order(tmp_path: Any) -> No
 
 
 def test_articles_are_searched_and_cited(tmp_path: Any) -> None:
-    shelf = ArticleShelf()
+    shelf = FakeArticles([VRAM_ARITHMETIC])
     script: list[Reply] = [
         tool_call([("calculate_vram", SEVENTY_B_INT4), ("search_articles", {"query": "70B 4 bits"})]),
         text("Fits a 48GB card (VRAM is arithmetic — The arithmetic anyone can check)."),
@@ -155,7 +139,7 @@ def test_articles_are_searched_and_cited(tmp_path: Any) -> None:
         outcome = ask(stub, tmp_path, "70B at 4 bits?", store=shelf)
         second = stub.requests[1]
 
-    assert shelf.queries == [("70B 4 bits", 3, "en")]
+    assert shelf.searches == [("70B 4 bits", 3, "en")]
     assert [(s.title, s.section) for s in outcome.sources] == [
         ("VRAM is arithmetic", "The arithmetic anyone can check")
     ]
@@ -171,7 +155,12 @@ def test_a_failing_store_degrades_to_sources_unavailable(tmp_path: Any) -> None:
         text("The KV cache grows with context."),
     ]
     with StubOpenAI(script) as stub:
-        outcome = ask(stub, tmp_path, "What is the KV cache?", store=BrokenShelf())
+        outcome = ask(
+            stub,
+            tmp_path,
+            "What is the KV cache?",
+            store=FakeArticles(fail=ConnectionError("chroma is down")),
+        )
         tool_result = next(m for m in stub.requests[1]["messages"] if m["role"] == "tool")
     assert tool_result["content"] == "sources unavailable"
     assert outcome.sources_unavailable and outcome.sources == []

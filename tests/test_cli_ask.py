@@ -7,7 +7,6 @@ in a temporary data folder, so every question also exercises the real embedded r
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.article_pair import write_articles
+from tests.fakes import free_port
 from tools import SizingRequest, calculate_vram
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,10 +133,7 @@ def test_chat_markdown_ends_at_end_of_input(env: dict[str, str]) -> None:
 
 
 def test_unreachable_llm_falls_back_to_the_offline_answer(env: dict[str, str]) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    llm_env = {**env, "SIZING_LLM_BASE_URL": f"http://127.0.0.1:{port}/v1", "SIZING_LLM_MODEL": "x"}
+    llm_env = {**env, "SIZING_LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1", "SIZING_LLM_MODEL": "x"}
     proc = sizing("ask", "Llama 3.1 70B at 4 bits", "--json", env=llm_env)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)

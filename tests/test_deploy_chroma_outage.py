@@ -14,7 +14,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.fakes import free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -36,12 +37,6 @@ QUESTION = "What GPU do I need to serve Llama 3.1 70B?"
 OUTAGE_QUESTION = "What GPU do I need to serve Qwen2.5 14B in bf16?"
 ARITHMETIC = re.compile(r"\d\s*GB\b")
 SOURCES_LINE = "**Sources:**"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def wait_for(check: Callable[[], bool], what: str, process: subprocess.Popen[bytes], log: Path) -> None:

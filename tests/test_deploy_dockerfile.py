@@ -12,7 +12,6 @@ import fnmatch
 import http.server
 import json
 import shlex
-import socket
 import subprocess
 import sys
 import threading
@@ -23,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from assistant.cli import build_parser
+from tests.fakes import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
@@ -191,7 +191,8 @@ def healthz_server() -> Iterator[tuple[int, list[int]]]:
             return None
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the serving loop's next poll: 0.05 s instead of the default 0.5 s.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield server.server_address[1], status
@@ -226,10 +227,7 @@ def test_probe_fails_on_an_error_status(healthz_server: tuple[int, list[int]]) -
 
 
 def test_probe_fails_when_nothing_listens() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        free_port = sock.getsockname()[1]
-    result = run_probe(free_port)
+    result = run_probe(free_port())
     assert result.returncode == 1
     assert "unreachable" in result.stderr and "Traceback" not in result.stderr
 

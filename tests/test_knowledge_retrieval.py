@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.embeddings import MultilingualE5EmbeddingFunction
+from assistant.settings import Settings
 from knowledge.evaluation import SectionKeys, evaluate, load_golden
-from knowledge.shipped_vectors import ShippedVectors
-from knowledge.store import SHIPPED_ARTICLES, ArticleStore
+from knowledge.store import SHIPPED_ARTICLES, ArticleStore, open_store
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -18,17 +17,9 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def shipped_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArticleStore]:
-    folder = tmp_path_factory.mktemp("shipped-index")
+def shipped_store(shipped_index: Settings) -> Iterator[ArticleStore]:
     # The shipped vectors are what the model computes (tests/test_knowledge_shipped_vectors.py checks).
-    with ArticleStore(
-        "shipped",
-        SHIPPED_ARTICLES,
-        MultilingualE5EmbeddingFunction(),
-        folder / "chroma",
-        shipped_vectors=ShippedVectors(),
-    ) as store:
-        store.ingest()
+    with open_store(shipped_index) as store:
         yield store
 
 

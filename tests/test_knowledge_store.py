@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -18,6 +19,7 @@ import pytest
 from knowledge import ArticleStore, IngestReport, open_store
 from knowledge.embeddings import MultilingualE5EmbeddingFunction
 from knowledge.errors import KnowledgeError, KnowledgeUnavailableError
+from knowledge.ranking import RankingOptions
 from tests.sizing_cli import run_sizing
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,7 +169,7 @@ def test_index_from_another_embedding_function_is_rebuilt(
     chroma_path = tmp_path / "db"
     with ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path) as first:
         first.ingest()
-        collection = first._open_collection()
+        collection = first.chroma.collection()
         collection.modify(metadata={"embedder": "some-older-model"})
     second = ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path)
     with caplog.at_level(logging.WARNING, logger="sizing.knowledge"), second:
@@ -286,7 +288,7 @@ def test_a_locked_index_is_reported_not_deleted(store: ArticleStore) -> None:
         raise InternalError("error returned from database: (code: 5) database is locked")
 
     with pytest.raises(KnowledgeUnavailableError, match="busy"):
-        store._guarded(locked)
+        store.chroma.guarded(locked)
     assert (store.chroma_path / "chroma.sqlite3").exists()
     assert store.search("KV cache", k=1, lang="en")[0].section == "KV cache"
 
@@ -331,7 +333,7 @@ def test_an_unreadable_embedding_cache_is_ignored(tmp_path: Path, articles_dir: 
 
 def test_each_section_is_found_by_its_heading_record_too(store: ArticleStore) -> None:
     store.ingest()
-    collection = store._open_collection()
+    collection = store.chroma.collection()
     ids = set(collection.get(include=[])["ids"])
     kv_cache = {record_id for record_id in ids if record_id.startswith("en/weights.md#kv-cache@")}
     assert len(kv_cache) == 2 and any(record_id.endswith("~heading") for record_id in kv_cache)
@@ -345,7 +347,7 @@ def test_record_ids_carry_the_content_hash_and_edits_replace_them(
     store: ArticleStore, articles_dir: Path
 ) -> None:
     store.ingest()
-    collection = store._open_collection()
+    collection = store.chroma.collection()
     before = set(collection.get(include=[])["ids"])
     assert all(re.fullmatch(r".+\.md#.+@[0-9a-f]{16}(~heading)?", record_id) for record_id in before)
     weights = articles_dir / "en" / "weights.md"
@@ -359,7 +361,7 @@ def test_record_ids_carry_the_content_hash_and_edits_replace_them(
 
 def test_an_index_written_before_ids_carried_hashes_is_migrated(store: ArticleStore) -> None:
     store.ingest()
-    collection = store._open_collection()
+    collection = store.chroma.collection()
     records = collection.get(include=["documents", "metadatas", "embeddings"])
     collection.delete(ids=records["ids"])
     legacy_ids = [re.sub(r"@[0-9a-f]{16}", "", record_id) for record_id in records["ids"]]
@@ -424,3 +426,22 @@ def test_ingest_prunes_long_unused_vectors_and_keeps_the_current_ones(
             keys = {key for (key,) in connection.execute("SELECT key FROM vectors")}
         connection.close()
         assert "vector-of-a-long-gone-edit" not in keys and len(keys) == 10
+
+
+def test_a_ranking_without_heading_records_scores_sections_by_their_full_text_only(
+    store: ArticleStore, articles_dir: Path
+) -> None:
+    store.ingest()
+    full_text_only = RankingOptions(heading_records=False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        full_text_only.heading_records = True  # type: ignore[misc]
+    with ArticleStore(
+        "test-articles", articles_dir, store.embedding_function, store.chroma_path, ranking=full_text_only
+    ) as without:
+        for query in ("KV cache", "Bytes per parameter", "48 GB class"):
+            shipped = {(p.path, p.section): p.score for p in store.search(query, k=5, lang="en")}
+            plain = {(p.path, p.section): p.score for p in without.search(query, k=5, lang="en")}
+            assert shipped.keys() == plain.keys()
+            # A section's similarity is the better of its two records: dropping one never raises it.
+            assert all(plain[key] <= shipped[key] for key in shipped), query
+            assert plain != shipped, f"{query!r}: the heading records changed nothing"

@@ -6,7 +6,6 @@ and with streaming, since the two take different paths through the client.
 
 from __future__ import annotations
 
-import socket
 import time
 from typing import Any
 
@@ -22,6 +21,7 @@ from assistant.errors import (
     LLMUnavailableError,
 )
 from assistant.settings import Settings
+from tests.fakes import free_port
 from tests.openai_stub import StubOpenAI, drop, error, malformed, slow, text, tool_call
 
 STREAMING = pytest.mark.parametrize("streaming", [False, True], ids=["plain", "streaming"])
@@ -41,15 +41,9 @@ def run(url: str, tmp_path: Any, streaming: bool, **overrides: Any) -> Any:
     )
 
 
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])  # closed again when the block ends: nothing listens there
-
-
 @STREAMING
 def test_connection_refused(tmp_path: Any, streaming: bool) -> None:
-    url = f"http://127.0.0.1:{closed_port()}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     with pytest.raises(LLMConnectionError) as caught:
         run(url, tmp_path, streaming)
     assert str(caught.value) == f"could not reach {url}"

@@ -7,7 +7,6 @@ on loopback, scripted per test.
 from __future__ import annotations
 
 import json
-import socket
 import time
 from typing import Any
 
@@ -15,7 +14,7 @@ import pytest
 
 from assistant.service import Assistant, FinalEvent, StepEvent, build_assistant
 from assistant.settings import Settings
-from knowledge import Passage
+from tests.fakes import FakeArticles, free_port
 from tests.openai_stub import Reply, StubOpenAI, drop, error, malformed, slow, text, tool_call
 from tools import SizingRequest, calculate_vram
 
@@ -24,26 +23,12 @@ CALL = ("calculate_vram", {"model": "Llama 3.1 70B", "precision": "int4"})
 TIMEOUT = 1.5
 
 
-class EmptyShelf:
-    def search(self, query: str, k: int = 3, lang: str | None = None) -> list[Passage]:
-        return []
-
-    def healthy(self) -> bool:
-        return True
-
-
 def assistant_for(url: str | None, tmp_path: Any, **overrides: Any) -> Assistant:
     fields: dict[str, Any] = {"data_dir": tmp_path, "llm_timeout": TIMEOUT, "llm_max_steps": 4}
     if url is not None:
         fields.update(llm_base_url=url, llm_model="stub-model")
     fields.update(overrides)
-    return build_assistant(Settings(**fields), store=EmptyShelf())
-
-
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    return build_assistant(Settings(**fields), store=FakeArticles())
 
 
 def faithful_model(request: dict[str, Any]) -> Reply:
@@ -122,7 +107,7 @@ def test_each_fault_falls_back_to_the_offline_answer(tmp_path: Any, fault: str) 
 
 
 def test_connection_refused_falls_back_when_streaming(tmp_path: Any) -> None:
-    url = f"http://127.0.0.1:{closed_port()}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     events = list(assistant_for(url, tmp_path).stream(QUESTION))
     final = events[-1]
     assert isinstance(final, FinalEvent)

@@ -19,7 +19,7 @@ from assistant.offline.texts import texts
 from assistant.schemas import ConversationState
 from assistant.service import Assistant
 from assistant.settings import Settings
-from knowledge import Passage
+from tests.fakes import FakeArticles, section
 from tools import SizingRequest, SizingResult, calculate_vram
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -33,27 +33,13 @@ CONVERSATIONS = [
 ]
 
 
-class FakeStore:
-    """An article store that returns one fixed passage per language and records the queries."""
-
-    def __init__(self) -> None:
-        self.queries: list[tuple[str, str | None]] = []
-
-    def search(self, query: str, k: int = 3, lang: str | None = None) -> list[Passage]:
-        self.queries.append((query, lang))
-        return [
-            Passage(
-                text="Parameters times bytes per parameter, plus overhead and KV cache.",
-                title=f"Sizing article ({lang})",
-                path=f"{lang}/sizing.md",
-                section="The arithmetic anyone can check",
-                lang=lang or "en",
-                score=1.0,
-            )
-        ]
-
-    def healthy(self) -> bool:
-        return True
+# The one section every search finds, in the language asked for.
+SIZING_ARTICLE = section(
+    "Parameters times bytes per parameter, plus overhead and KV cache.",
+    title="Sizing article ({lang})",
+    path="{lang}/sizing.md",
+    heading="The arithmetic anyone can check",
+)
 
 
 def expected_calculations(requests: list[dict[str, Any]], lang: str) -> list[SizingResult]:
@@ -117,7 +103,7 @@ def test_there_are_at_least_thirty_golden_questions_in_both_languages() -> None:
 
 @pytest.mark.parametrize("case", QUESTIONS, ids=[case["id"] for case in QUESTIONS])
 def test_golden_question(case: dict[str, Any], settings: Settings) -> None:
-    store = FakeStore()
+    store = FakeArticles([SIZING_ARTICLE])
     offline = OfflineResponder(store).respond(case["q"], ConversationState(), case["lang"])
     assert offline.intent == case["intent"]
 
@@ -130,14 +116,14 @@ def test_golden_question(case: dict[str, Any], settings: Settings) -> None:
     if case["intent"] in ("sizing", "need_model") or case["intent"].startswith("faq:"):
         assert reply.sources and reply.sources[0].path == f"{case['lang']}/sizing.md"
         assert texts(case["lang"])["sources_title"] in reply.answer
-        assert store.queries[-1][1] == case["lang"]
+        assert store.searches[-1][2] == case["lang"]
     else:
         assert not reply.sources
 
 
 @pytest.mark.parametrize("conversation", CONVERSATIONS, ids=[c["id"] for c in CONVERSATIONS])
 def test_golden_conversation(conversation: dict[str, Any], settings: Settings) -> None:
-    assistant = Assistant(settings, FakeStore(), None)
+    assistant = Assistant(settings, FakeArticles([SIZING_ARTICLE]), None)
     state = ConversationState()
     for turn in conversation["turns"]:
         reply = assistant.answer(turn["q"], state)

@@ -3,24 +3,15 @@ health of the endpoint, streaming that never shows an unchecked draft, slots and
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from typing import Any
 
 from assistant.service import Assistant, FinalEvent, StepEvent, TextDelta, build_assistant
 from assistant.settings import Settings
-from knowledge import Passage
+from tests.fakes import FakeArticles, free_port
 from tests.openai_stub import StubOpenAI, error, text, tool_call
 
 INVENTED = "Trust me: it needs 13.7 GB and fits on any card."
-
-
-class Shelf:
-    def search(self, query: str, k: int = 3, lang: str | None = None) -> list[Passage]:
-        return []
-
-    def healthy(self) -> bool:
-        return True
 
 
 def llm_assistant(url: str, tmp_path: Path, **overrides: Any) -> Assistant:
@@ -32,13 +23,7 @@ def llm_assistant(url: str, tmp_path: Path, **overrides: Any) -> Assistant:
         llm_max_steps=4,
         **overrides,
     )
-    return build_assistant(settings, store=Shelf())
-
-
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    return build_assistant(settings, store=FakeArticles())
 
 
 def test_health_reports_the_endpoint(tmp_path: Path) -> None:
@@ -48,7 +33,7 @@ def test_health_reports_the_endpoint(tmp_path: Path) -> None:
             "llm_reachable": True,
             "chroma_reachable": True,
         }
-    down = llm_assistant(f"http://127.0.0.1:{closed_port()}/v1", tmp_path)
+    down = llm_assistant(f"http://127.0.0.1:{free_port()}/v1", tmp_path)
     assert down.health()["llm_reachable"] is False
     assert down.health()["mode"] == "llm"
 
@@ -87,7 +72,7 @@ def test_fallback_answer_is_the_offline_answer_with_a_notice(tmp_path: Path) -> 
     with StubOpenAI([error(503, "overloaded")]) as stub:
         reply = llm_assistant(stub.url, tmp_path).answer(question)
     offline = build_assistant(
-        Settings(data_dir=tmp_path, llm_base_url=None, llm_model=None), store=Shelf()
+        Settings(data_dir=tmp_path, llm_base_url=None, llm_model=None), store=FakeArticles()
     ).answer(question)
     assert reply.mode == "offline" and reply.language == "es"
     assert reply.notice and reply.notice.startswith("El modelo de lenguaje no está disponible")

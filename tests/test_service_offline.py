@@ -17,39 +17,16 @@ from assistant.service import (
     build_assistant,
 )
 from assistant.settings import Settings
-from knowledge import Passage
 from knowledge.errors import KnowledgeUnavailableError
 from tests.article_pair import write_articles
+from tests.fakes import FakeArticles, section
 from tools import card_classes
 
 QUESTION = "What GPU for Llama 3.1 70B at 4 bits with 10 users?"
 
 
-class FakeStore:
-    def __init__(self, fail: Exception | None = None, healthy: bool = True) -> None:
-        self.fail = fail
-        self.is_healthy = healthy
-        self.searches = 0
-
-    def search(self, query: str, k: int = 3, lang: str | None = None) -> list[Passage]:
-        self.searches += 1
-        if self.fail:
-            raise self.fail
-        return [
-            Passage(
-                text="…",
-                title="Card classes",
-                path=f"{lang}/cards.md",
-                section="48GB",
-                lang=lang or "en",
-                score=1,
-            )
-        ]
-
-    def healthy(self) -> bool:
-        if self.fail:
-            raise self.fail
-        return self.is_healthy
+# The one section every search finds, in the language asked for.
+CARDS = section("…", title="Card classes", path="{lang}/cards.md", heading="48GB")
 
 
 @pytest.fixture()
@@ -60,7 +37,7 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture()
 def assistant(settings: Settings) -> Assistant:
-    return Assistant(settings, FakeStore(), None)
+    return Assistant(settings, FakeArticles([CARDS]), None)
 
 
 @pytest.mark.parametrize("message", ["", "   \n\t "])
@@ -78,7 +55,7 @@ def test_empty_input_keeps_the_conversation_language(assistant: Assistant) -> No
 
 
 def test_over_long_input_is_truncated_with_a_notice(tmp_path: Path) -> None:
-    assistant = Assistant(Settings(data_dir=tmp_path, max_input_chars=200), FakeStore(), None)
+    assistant = Assistant(Settings(data_dir=tmp_path, max_input_chars=200), FakeArticles([CARDS]), None)
     message = QUESTION + " " + "please be thorough " * 100 + " and 64 users"
     reply = assistant.answer(message)
     assert reply.notice and "200 characters" in reply.notice
@@ -130,8 +107,10 @@ def test_stream_yields_steps_then_text_then_the_final_reply(assistant: Assistant
     assert final.reply.answer == assistant.answer(QUESTION).answer
 
 
-@pytest.mark.parametrize("store", [None, FakeStore(fail=KnowledgeUnavailableError("chroma down"))])
-def test_sources_unavailable_degrade_gracefully(settings: Settings, store: FakeStore | None) -> None:
+@pytest.mark.parametrize(
+    "store", [None, FakeArticles([CARDS], fail=KnowledgeUnavailableError("chroma down"))]
+)
+def test_sources_unavailable_degrade_gracefully(settings: Settings, store: FakeArticles | None) -> None:
     reply = Assistant(settings, store, None).answer(QUESTION)
     assert reply.calculations, "the arithmetic does not depend on the articles"
     assert reply.sources == []
@@ -141,7 +120,7 @@ def test_sources_unavailable_degrade_gracefully(settings: Settings, store: FakeS
 
 
 def test_a_broken_store_never_breaks_the_answer(settings: Settings) -> None:
-    reply = Assistant(settings, FakeStore(fail=RuntimeError("index corrupted")), None).answer(
+    reply = Assistant(settings, FakeArticles([CARDS], fail=RuntimeError("index corrupted")), None).answer(
         "¿Qué es la caché KV?"
     )
     assert reply.language == "es" and "caché KV" in reply.answer
@@ -149,12 +128,15 @@ def test_a_broken_store_never_breaks_the_answer(settings: Settings) -> None:
 
 
 def test_health_offline(settings: Settings) -> None:
-    assert Assistant(settings, FakeStore(), None).health() == {
+    assert Assistant(settings, FakeArticles([CARDS]), None).health() == {
         "mode": "offline",
         "llm_reachable": None,
         "chroma_reachable": True,
     }
-    assert Assistant(settings, FakeStore(fail=RuntimeError("x")), None).health()["chroma_reachable"] is False
+    assert (
+        Assistant(settings, FakeArticles([CARDS], fail=RuntimeError("x")), None).health()["chroma_reachable"]
+        is False
+    )
     assert Assistant(settings, None, None).health()["chroma_reachable"] is False
 
 

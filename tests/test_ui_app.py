@@ -158,12 +158,14 @@ def run_sizing(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     return sizing_cli.run_sizing(*args, env=env, timeout=120)
 
 
+@pytest.mark.e2e
 def test_serve_help_names_host_and_port(tmp_path: Path) -> None:
     proc = run_sizing("serve", "--help", tmp_path=tmp_path)
     assert proc.returncode == 0
     assert "--host" in proc.stdout and "--port" in proc.stdout
 
 
+@pytest.mark.e2e
 def test_serve_on_a_busy_port_is_one_clear_line(tmp_path: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
@@ -175,6 +177,7 @@ def test_serve_on_a_busy_port_is_one_clear_line(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.e2e
 def test_serve_rejects_an_impossible_port(tmp_path: Path) -> None:
     proc = run_sizing("serve", "--port", "70000", tmp_path=tmp_path)
     assert proc.returncode == 2 and "between 1 and 65535" in proc.stderr

@@ -11,15 +11,20 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+from tests.fakes import free_port
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "web"
@@ -33,14 +38,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-# The first start imports Gradio and the embedding model; the first question builds the index.
+# The first start imports Gradio and the embedding model.
 STARTUP_TIMEOUT_S = 120
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
@@ -100,8 +99,9 @@ class ServedApp:
 
 
 @pytest.fixture(scope="session")
-def served_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedApp]:
+def served_app(tmp_path_factory: pytest.TempPathFactory, shipped_index: Settings) -> Iterator[ServedApp]:
     folder = tmp_path_factory.mktemp("web")
+    shutil.copytree(shipped_index.data_dir, folder / "data")  # the articles' index, already built
     # A low rate limit so a test can reach it; every browser page and API client is its own session.
     app = ServedApp(folder / "data", folder / "server.log", SIZING_RATE_LIMIT_PER_MINUTE="6")
     try:
