@@ -10,6 +10,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,23 +37,21 @@ def _as_owner(command: list[str]) -> list[str]:
 
 
 @contextmanager
-def running_postgres(folder: Path) -> Iterator[str]:
-    """Start a throwaway cluster in `folder`; yields a postgresql+psycopg URL; stops it after."""
+def running_postgres() -> Iterator[str]:
+    """Start a throwaway cluster; yields a postgresql+psycopg URL; stops and removes it after.
+
+    The cluster lives in its own folder under the system temp dir, not under pytest's tmp_path:
+    pytest keeps its base folder private to root, and the postgres user must reach the data.
+    """
     binaries = postgres_bin()
     if binaries is None:
         raise RuntimeError("PostgreSQL binaries not found (apt-get install postgresql)")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="sizing-postgres-"))
     data, sockets = folder / "data", folder / "sockets"
-    sockets.mkdir(exist_ok=True)
+    sockets.mkdir()
     if os.geteuid() == 0:
-        shutil.chown(folder, "postgres")
-        shutil.chown(sockets, "postgres")
-        os.chmod(folder, 0o755)
-        # The temp folder's parents must be reachable by the postgres user.
-        for parent in folder.parents:
-            if parent == Path("/"):
-                break
-            os.chmod(parent, os.stat(parent).st_mode | 0o011)
+        for path in (folder, sockets):
+            shutil.chown(path, "postgres")
     subprocess.run(
         _as_owner([str(binaries / "initdb"), "-D", str(data), "-U", "desk", "--auth=trust", "-E", "UTF8"]),
         check=True,
@@ -62,7 +61,17 @@ def running_postgres(folder: Path) -> Iterator[str]:
     options = f"-c listen_addresses=127.0.0.1 -p {port} -k {sockets} -c fsync=off"
     subprocess.run(
         _as_owner(
-            [str(binaries / "pg_ctl"), "-D", str(data), "-l", str(folder / "server.log"), "-o", options, "-w", "start"]
+            [
+                str(binaries / "pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(folder / "server.log"),
+                "-o",
+                options,
+                "-w",
+                "start",
+            ]
         ),
         check=True,
         capture_output=True,
@@ -79,3 +88,4 @@ def running_postgres(folder: Path) -> Iterator[str]:
             _as_owner([str(binaries / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
             capture_output=True,
         )
+        shutil.rmtree(folder, ignore_errors=True)

@@ -284,12 +284,19 @@ class DeskStore:
             raise InvalidLeadError(f"rating {entry.rating!r} must be 'up' or 'down'")
         digest = answer_digest(entry.answer_markdown)
         with self._session() as session:
-            logged = session.scalars(
-                select(QuestionRecord)
-                .where(QuestionRecord.answer_digest == digest)
-                .order_by(QuestionRecord.id.desc())
-                .limit(1)
-            ).first()
+            # The same answer can follow different questions: prefer the one the page says was asked.
+            candidates = list(
+                session.scalars(
+                    select(QuestionRecord)
+                    .where(QuestionRecord.answer_digest == digest)
+                    .order_by(QuestionRecord.id.desc())
+                    .limit(50)
+                )
+            )
+            asked = entry.question.strip()
+            logged = next((c for c in candidates if c.question.strip() == asked), None) or next(
+                iter(candidates), None
+            )
             feedback = Feedback(
                 rating=entry.rating,
                 comment=entry.comment.strip()[:2000],
