@@ -177,3 +177,17 @@ def test_every_answer_is_logged_and_a_thumb_carries_its_context(desk: DeskStore)
         and feedback.comment == "I wanted a price"
     )
     assert record_like(desk, None, 1, shown, history, VisitorSession(), "en") is None  # an un-click
+
+
+def test_a_click_on_a_grouped_turn_finds_its_final_answer() -> None:
+    from assistant.ui.feedback import answer_at
+
+    history = [
+        {"role": "user", "content": "q1"},
+        {"role": "assistant", "content": [{"type": "text", "text": "step"}], "metadata": {"title": "Read"}},
+        {"role": "assistant", "content": [{"type": "text", "text": "answer one"}]},
+        {"role": "user", "content": "q2"},
+        {"role": "assistant", "content": "answer two"},
+    ]
+    assert answer_at(history, 1) == "answer one"  # the click reports the group's first message
+    assert answer_at(history, 4) == "answer two" and answer_at(history, 9) == ""

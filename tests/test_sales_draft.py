@@ -159,3 +159,26 @@ def test_the_quote_section_comes_only_with_a_price_list() -> None:
     assert "**Quote**" in priced.markdown and "These are example prices, not an offer." in priced.markdown
     for config in priced.quote.configurations:
         assert config.name in priced.markdown
+
+
+@pytest.mark.e2e
+def test_cli_draft_prints_the_reply_and_the_note_for_the_salesperson(tmp_path: Path) -> None:
+    import os
+
+    from tests.sizing_cli import run_sizing
+
+    email = tmp_path / "email.txt"
+    email.write_text("Hola, ¿qué servidor para Llama 3.1 8B con 10 usuarios?", encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SIZING_")}
+    env.update(
+        SIZING_DATA_DIR=str(tmp_path),
+        SIZING_SALESPERSON_NAME="Marta",
+        PYTHONPATH=str(Path(__file__).resolve().parents[1]),
+    )
+    done = run_sizing("draft", "--file", str(email), "--customer", "Lucía", env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Hola, Lucía:") and done.stdout.rstrip().endswith("Marta")
+    assert "note: El cliente no dijo: la precisión" in done.stderr and "Presupuesto" not in done.stdout
+    email.write_text("Hola, ¿tienen servidores?", encoding="utf-8")
+    nothing = run_sizing("draft", "--file", str(email), "--json", env=env)
+    assert nothing.returncode == 1 and '"drafted": false' in nothing.stdout

@@ -297,6 +297,15 @@ class DeskStore:
             logged = next((c for c in candidates if c.question.strip() == asked), None) or next(
                 iter(candidates), None
             )
+            if logged is None and asked:
+                # An answer rewritten on the page (a later edit, a different rendering): the
+                # latest logged answer to the same question is the best context there is.
+                logged = session.scalars(
+                    select(QuestionRecord)
+                    .where(QuestionRecord.question == asked[:4000])
+                    .order_by(QuestionRecord.id.desc())
+                    .limit(1)
+                ).first()
             feedback = Feedback(
                 rating=entry.rating,
                 comment=entry.comment.strip()[:2000],

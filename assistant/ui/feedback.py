@@ -116,6 +116,26 @@ def message_text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
+def answer_at(history: list[dict[str, Any]], index: int) -> str:
+    """The final answer of the turn a thumbs click landed on.
+
+    The chat shows a turn's steps and its answer as one group; the click reports the group's first
+    message, so the answer is the group's last message that is not a step. The chat's own copy is
+    what the question log hashed.
+    """
+    if not 0 <= index < len(history):
+        return ""
+    end = index
+    while end + 1 < len(history) and history[end + 1].get("role") == "assistant":
+        end += 1
+    answers = [
+        message
+        for message in history[index : end + 1]
+        if message.get("role") == "assistant" and not (message.get("metadata") or {}).get("title")
+    ]
+    return message_text(answers[-1].get("content")) if answers else ""
+
+
 def question_before(history: list[dict[str, Any]], index: int) -> str:
     for message in reversed(history[:index]):
         if message.get("role") == "user":
@@ -140,9 +160,7 @@ def record_like(
         rating = "down"
     else:
         return None
-    answer = message_text(value)
-    if not answer and 0 <= index < len(history):
-        answer = message_text(history[index].get("content"))
+    answer = answer_at(history, index) or message_text(value)
     entry = FeedbackEntry(
         rating=rating,
         answer_markdown=answer,
