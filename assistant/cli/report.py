@@ -27,7 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--since", default=None, metavar="DATE", help="only rows from this day on (YYYY-MM-DD)"
     )
     parser.add_argument(
-        "--low-score", default=None, help="retrieval score below which a question counts as poorly covered"
+        "--low-score",
+        default=None,
+        help="best-passage score below which a question counts as not covered (default 0.87)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
     parser.set_defaults(handler=run)
@@ -51,7 +53,7 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
         try:
             low = float(args.low_score)
         except ValueError:
-            raise InvalidInputError(f"--low-score {args.low_score!r} must be a number such as 0.5") from None
+            raise InvalidInputError(f"--low-score {args.low_score!r} must be a number such as 0.87") from None
     report = build_report(open_desk(settings), since, low)
     stream = out or sys.stdout
     if args.json:
