@@ -191,3 +191,66 @@ def test_a_click_on_a_grouped_turn_finds_its_final_answer() -> None:
     ]
     assert answer_at(history, 1) == "answer one"  # the click reports the group's first message
     assert answer_at(history, 4) == "answer two" and answer_at(history, 9) == ""
+
+
+class SmtpSink:
+    """A loopback SMTP server that accepts one conversation at a time and keeps each message."""
+
+    def __init__(self) -> None:
+        import socket
+
+        self.messages: list[str] = []
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(1)
+        self.port = int(self.listener.getsockname()[1])
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        try:
+            connection, _ = self.listener.accept()
+        except OSError:
+            return
+        with connection, connection.makefile("rb") as lines:
+            connection.sendall(b"220 sink ready\r\n")
+            while line := lines.readline():
+                command = line.decode("ascii", "replace").strip().upper()
+                if command.startswith(("EHLO", "HELO")):
+                    connection.sendall(b"250 sink\r\n")
+                elif command == "DATA":
+                    connection.sendall(b"354 go on\r\n")
+                    body = []
+                    while (data := lines.readline()) not in (b".\r\n", b""):
+                        body.append(data.decode("utf-8", "replace"))
+                    self.messages.append("".join(body))
+                    connection.sendall(b"250 queued\r\n")
+                elif command == "QUIT":
+                    connection.sendall(b"221 bye\r\n")
+                    return
+                else:
+                    connection.sendall(b"250 ok\r\n")
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_a_lead_is_e_mailed_to_the_sales_team(tmp_path: Path, desk: DeskStore) -> None:
+    sink = SmtpSink()
+    try:
+        settings = Settings(
+            data_dir=tmp_path,
+            smtp_host="127.0.0.1",
+            smtp_port=sink.port,
+            notify_email_from="assistant@example.com",
+            notify_email_to="sales@example.com",
+        )
+        form = LeadForm(name="Ana", email="ana@example.com", company="ACME", message="Llámenme", consent=True)
+        outcome = hand_off(desk, settings, form, "es", transcript_from_history(HISTORY), [])
+        sink.thread.join(timeout=10)
+    finally:
+        sink.close()
+    assert outcome.stored and desk.leads()[0].notified
+    [message] = sink.messages
+    assert "To: sales@example.com" in message and "Reply-To: ana@example.com" in message
+    assert "Subject: New lead: Ana (ACME)" in message

@@ -164,3 +164,22 @@ def test_an_unreachable_database_is_one_line() -> None:
     assert "\n" not in str(caught.value)
     with pytest.raises(DeskUnavailableError, match="not a SQLAlchemy URL"):
         DeskStore.open("desk.sqlite3")
+
+
+def test_a_long_running_store_expires_old_rows_as_it_writes(
+    store: DeskStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import assistant.desk.store as store_module
+
+    store.add_lead(LeadForm(name="old", email="old@example.com", consent=True), language="en")
+    _age(store, Lead, days=40)
+    store.keep_for(30)
+    assert store.leads() == []
+    store.add_lead(LeadForm(name="old2", email="old2@example.com", consent=True), language="en")
+    _age(store, Lead, days=40)
+    # Within the hour nothing is re-checked; after it, the next write expires the old row.
+    store.log_question(QuestionEntry(question="q", answer_markdown="a", language="en", mode="offline"))
+    assert [lead.name for lead in store.leads()] == ["old2"]
+    monkeypatch.setattr(store_module, "PURGE_EVERY_S", 0.0)
+    store.log_question(QuestionEntry(question="q", answer_markdown="a", language="en", mode="offline"))
+    assert store.leads() == []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ EMAIL_SHAPE = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 FIELD_LIMITS = {"name": 200, "email": 320, "company": 200, "message": 4000}
 # A transcript longer than this many messages keeps its last ones (the recent ask is what matters).
 TRANSCRIPT_MESSAGES = 40
+PURGE_EVERY_S = 3600.0
 
 
 def answer_digest(answer_markdown: str) -> str:
@@ -153,9 +155,13 @@ def _aware(moment: datetime) -> datetime:
 class DeskStore:
     """Leads, feedback and the question log in one database."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, retention_days: int | None = None) -> None:
         self.engine = engine
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        # With a retention period, writes also expire old rows, at most once per PURGE_EVERY_S:
+        # a server that runs for months keeps to the period without a cron job.
+        self.retention_days = retention_days
+        self._purged_at = 0.0
 
     @classmethod
     def open(cls, url: str) -> DeskStore:
@@ -227,6 +233,7 @@ class DeskStore:
             calculations=list(calculations or []),
             notified=False,
         )
+        self._expire_old_rows()
         with self._session() as session:
             session.add(lead)
             session.flush()
@@ -273,6 +280,7 @@ class DeskStore:
             top_retrieval_score=max(scores) if scores else None,
             answer_digest=answer_digest(entry.answer_markdown),
         )
+        self._expire_old_rows()
         with self._session() as session:
             session.add(record)
             session.flush()
@@ -345,6 +353,18 @@ class DeskStore:
 
     # ---- retention
 
+    def keep_for(self, retention_days: int) -> Purged:
+        """Set the retention period and delete what is already past it."""
+        self.retention_days = retention_days
+        self._purged_at = time.monotonic()
+        return self.purge(retention_days)
+
+    def _expire_old_rows(self) -> None:
+        if self.retention_days is None or time.monotonic() - self._purged_at < PURGE_EVERY_S:
+            return
+        self._purged_at = time.monotonic()
+        self.purge(self.retention_days)
+
     def purge(self, retention_days: int, now: datetime | None = None) -> Purged:
         """Delete every row older than the retention period."""
         cutoff = (now or datetime.now(UTC)) - timedelta(days=retention_days)
@@ -362,7 +382,7 @@ class DeskStore:
 def open_desk(settings: Any) -> DeskStore:
     """The store the settings name, with rows past the retention period already deleted."""
     store = DeskStore.open(settings.desk_database_url)
-    store.purge(settings.retention_days)
+    store.keep_for(settings.retention_days)
     return store
 
 
