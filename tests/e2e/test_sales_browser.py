@@ -163,7 +163,17 @@ def test_draft_and_handoff_api(desk_app: DeskApp) -> None:
     assert details["missing"] == ["precision"] and details["calculations"]
     assert details["quote"]["currency"] == "EUR" and details["quote"]["example_prices"] is True
     assert markdown.rstrip().endswith("ACME GPUs")
+    # The same API session: /chat builds the conversation that an empty /draft and /handoff use.
+    client.predict("Qwen2.5 32B in fp8 for 12 users with 16k context?", api_name="/chat")
+    from_chat, details = client.predict("", api_name="/draft")
+    assert "**Qwen2.5 32B** at **8-bit FP8** with 16,384 tokens of context for 12 concurrent users" in from_chat
+    assert details["drafted"] is True and details["missing"] == []
     stored = client.predict("Bob", "bob@example.com", "B Corp", "Quote please", True, api_name="/handoff")
     assert stored["stored"] is True and stored["lead_id"]
+    store = DeskStore.open(f"sqlite:///{desk_app.database}")
+    lead = store.lead(stored["lead_id"])
+    store.close()
+    assert lead is not None and lead.transcript[0]["content"].startswith("Qwen2.5 32B in fp8")
+    assert lead.calculations and lead.calculations[0]["precision"] == "fp8"
     refused = client.predict("Bob", "bob@", "", "", True, api_name="/handoff")
     assert refused["stored"] is False and "bob@" in refused["message"]
