@@ -183,3 +183,10 @@ def test_a_long_running_store_expires_old_rows_as_it_writes(
     monkeypatch.setattr(store_module, "PURGE_EVERY_S", 0.0)
     store.log_question(QuestionEntry(question="q", answer_markdown="a", language="en", mode="offline"))
     assert store.leads() == []
+
+
+def test_name_and_company_are_one_line(store: DeskStore) -> None:
+    form = LeadForm(name="Ana\r\nBcc: everyone@example.com", email="a@b.co", company="ACME\nInc", consent=True)
+    store.add_lead(form, language="en")
+    [lead] = store.leads()
+    assert lead.name == "Ana Bcc: everyone@example.com" and lead.company == "ACME Inc"

@@ -46,20 +46,20 @@ def _post_webhook(url: str, lead: LeadRecord) -> bool:
 
 
 def _send_email(settings: Any, lead: LeadRecord) -> bool:
-    message = EmailMessage()
-    message["Subject"] = f"New lead: {lead.name} ({lead.company or lead.email})"
-    message["From"] = settings.notify_email_from
-    message["To"] = settings.notify_email_to
-    message["Reply-To"] = lead.email
     turns = "\n".join(f"{turn.get('role')}: {turn.get('content')}" for turn in lead.transcript)
-    message.set_content(
-        f"{lead.name} <{lead.email}>, {lead.company}\nLanguage: {lead.language}\n\n{lead.message}\n\n"
-        f"Conversation:\n{turns}\n"
-    )
     try:
+        message = EmailMessage()
+        message["Subject"] = f"New lead: {lead.name} ({lead.company or lead.email})"
+        message["From"] = settings.notify_email_from
+        message["To"] = settings.notify_email_to
+        message["Reply-To"] = lead.email
+        message.set_content(
+            f"{lead.name} <{lead.email}>, {lead.company}\nLanguage: {lead.language}\n\n{lead.message}\n\n"
+            f"Conversation:\n{turns}\n"
+        )
         with smtplib.SMTP(settings.smtp_host, settings.smtp_port, timeout=WEBHOOK_TIMEOUT_S) as smtp:
             smtp.send_message(message)
-    except (OSError, smtplib.SMTPException) as exc:
+    except (OSError, ValueError, smtplib.SMTPException) as exc:  # ValueError: a header the policy refuses
         log.warning("lead e-mail failed: %s", exc)
         return False
     return True

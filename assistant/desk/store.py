@@ -53,14 +53,20 @@ class LeadForm:
     consent: bool = False
 
     def validated(self) -> LeadForm:
-        name, email = self.name.strip(), self.email.strip()
+        # Name and company are one line each: they go into e-mail headers and CSV rows.
+        name, email = " ".join(self.name.split()), self.email.strip()
         if not name:
             raise InvalidLeadError("name is empty; write the name the engineer should ask for")
         if not EMAIL_SHAPE.fullmatch(email):
             raise InvalidLeadError(f"e-mail {email!r} is not an address like name@company.com")
         if not self.consent:
             raise InvalidLeadError("consent is not given; the details are stored only with consent")
-        values = {"name": name, "email": email, "company": self.company.strip(), "message": self.message}
+        values = {
+            "name": name,
+            "email": email,
+            "company": " ".join(self.company.split()),
+            "message": self.message,
+        }
         for key, limit in FIELD_LIMITS.items():
             if len(values[key]) > limit:
                 raise InvalidLeadError(f"{key} is {len(values[key])} characters; at most {limit}")
