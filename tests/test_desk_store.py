@@ -186,7 +186,9 @@ def test_a_long_running_store_expires_old_rows_as_it_writes(
 
 
 def test_name_and_company_are_one_line(store: DeskStore) -> None:
-    form = LeadForm(name="Ana\r\nBcc: everyone@example.com", email="a@b.co", company="ACME\nInc", consent=True)
+    form = LeadForm(
+        name="Ana\r\nBcc: everyone@example.com", email="a@b.co", company="ACME\nInc", consent=True
+    )
     store.add_lead(form, language="en")
     [lead] = store.leads()
     assert lead.name == "Ana Bcc: everyone@example.com" and lead.company == "ACME Inc"

@@ -166,7 +166,9 @@ def test_draft_and_handoff_api(desk_app: DeskApp) -> None:
     # The same API session: /chat builds the conversation that an empty /draft and /handoff use.
     client.predict("Qwen2.5 32B in fp8 for 12 users with 16k context?", api_name="/chat")
     from_chat, details = client.predict("", api_name="/draft")
-    assert "**Qwen2.5 32B** at **8-bit FP8** with 16,384 tokens of context for 12 concurrent users" in from_chat
+    assert (
+        "**Qwen2.5 32B** at **8-bit FP8** with 16,384 tokens of context for 12 concurrent users" in from_chat
+    )
     assert details["drafted"] is True and details["missing"] == []
     stored = client.predict("Bob", "bob@example.com", "B Corp", "Quote please", True, api_name="/handoff")
     assert stored["stored"] is True and stored["lead_id"]
