@@ -192,3 +192,26 @@ def test_name_and_company_are_one_line(store: DeskStore) -> None:
     store.add_lead(form, language="en")
     [lead] = store.leads()
     assert lead.name == "Ana Bcc: everyone@example.com" and lead.company == "ACME Inc"
+
+
+def test_writes_from_many_threads_all_land(store: DeskStore) -> None:
+    import threading
+
+    failures: list[BaseException] = []
+
+    def write(worker: int) -> None:
+        try:
+            for number in range(10):
+                entry = QuestionEntry(
+                    question=f"q{worker}-{number}", answer_markdown="a", language="en", mode="offline"
+                )
+                store.log_question(entry)
+        except BaseException as exc:  # collected for the assertion below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=write, args=(worker,)) for worker in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures and len(store.questions()) == 80
