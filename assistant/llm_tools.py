@@ -280,5 +280,13 @@ def sources_of(passages: list[Any]) -> list[Source]:
     seen: dict[tuple[str, str, str], Source] = {}
     for passage in passages:
         key = (passage.title, passage.path, passage.section)
-        seen.setdefault(key, Source(title=passage.title, path=passage.path, section=passage.section))
+        seen.setdefault(
+            key,
+            Source(
+                title=passage.title,
+                path=passage.path,
+                section=passage.section,
+                score=getattr(passage, "score", None),
+            ),
+        )
     return list(seen.values())

@@ -1,19 +1,32 @@
-"""The sales draft: a customer-ready reply built from one SizingResult.
+"""The sales draft: a customer-ready reply about exactly what the customer asked.
 
-`draft_reply(result, lang="es", customer_name="Ana")` returns Markdown in the customer's
-language: a greeting, the recommendation, the arithmetic as a small table, the caveat, and
-the smaller-machine alternative (the next card class down at a lower precision, priced in
-quality, or a plain statement that the recommendation already is the smallest fit). Every
-number comes from the calculator; nothing here estimates.
+    outcome = draft_from_message("Hola, ¿qué servidor para Llama 3.1 70B con 20 usuarios?")
+    outcome = draft_from_state(session.conversation, "es")       # the chat's conversation
+    outcome = draft_from_result(calculator_result, "en")         # the calculator, picked explicitly
+
+A pasted e-mail is read with the chat's own understanding (`assistant.offline.understanding`)
+and sized with the chat's own plan (`assistant.offline.sizing`). What the customer stated is
+repeated as their question; every choice they left open (precision, context, users, engine) is
+presented as our recommendation with its reason, and listed for the salesperson to confirm. With
+no model named there is nothing to draft, and the outcome says so with no figures.
+
+Numbers add up for the reader: need + engine reserve + headroom = usable. Every number comes from
+the calculator; every sentence from assistant/data/sales.yaml; text from outside (names, model
+names from a config.json, settings) is neutralised so it cannot inject Markdown, HTML or links.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
+from assistant.sales_texts import sales_text
 from tools.errors import SizingError
 
 if TYPE_CHECKING:
+    from assistant.quote import Quote
+    from assistant.schemas import ConversationState
     from tools import CardOption, SizingResult
 
 Lang = Literal["en", "es"]
@@ -22,6 +35,11 @@ Lang = Literal["en", "es"]
 SPANISH_SEPARATORS = str.maketrans(",.", ".,")
 
 ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama", "transformers": "Transformers"}
+
+# The choices a customer may leave open; each one not stated becomes our recommendation.
+OPEN_CHOICES = ("precision", "context", "users", "engine")
+# Those the salesperson is asked to confirm (the engine is ours to pick).
+ASK_SALESPERSON = ("precision", "context", "users")
 
 # Lower precisions tried, best quality first, for the smaller-machine alternative. Each engine
 # only loads some formats: vLLM and Transformers serve FP8 and AWQ checkpoints; llama.cpp and
@@ -33,155 +51,26 @@ DOWNGRADE_LADDER = {
     "ollama": ("q8_0", "q4_k_m"),
 }
 
-_WORDS: dict[str, dict[Lang, str]] = {
-    "hello": {"en": "Hello {name},", "es": "Hola, {name}:"},
-    "hello_anonymous": {"en": "Hello,", "es": "Hola:"},
-    "thanks": {
-        "en": (
-            "Thank you for your question about serving **{model}** at **{precision}** with "
-            "{context} tokens of context for {users} {users_word} on {engine}. "
-            "Here is the sizing, with the arithmetic so you can check it."
-        ),
-        "es": (
-            "Gracias por su consulta sobre servir **{model}** en **{precision}** con "
-            "{context} tokens de contexto para {users} {users_word} con {engine}. "
-            "Este es el dimensionamiento, con la aritmética para que pueda comprobarla."
-        ),
-    },
-    "user": {"en": "concurrent user", "es": "usuario concurrente"},
-    "users": {"en": "concurrent users", "es": "usuarios concurrentes"},
-    "recommend": {
-        "en": (
-            "**Our recommendation: {label}.** The configuration needs about {need} GB and this "
-            "machine offers {usable} GB usable, which leaves {headroom} GB of headroom."
-        ),
-        "es": (
-            "**Nuestra recomendación: {label}.** La configuración necesita unos {need} GB y esta "
-            "máquina ofrece {usable} GB utilizables, con un margen de {headroom} GB."
-        ),
-    },
-    "recommend_none": {
-        "en": (
-            "**None of the machines we compared fits this configuration as asked:** it needs about "
-            "{need} GB and the largest offers {usable} GB usable."
-        ),
-        "es": (
-            "**Ninguna de las máquinas comparadas cabe esta configuración tal como se pide:** necesita "
-            "unos {need} GB y la mayor ofrece {usable} GB utilizables."
-        ),
-    },
-    "fits_beyond": {
-        "en": "Without changing the model or the precision, it does fit on {options}.",
-        "es": "Sin cambiar el modelo ni la precisión, sí cabe en {options}.",
-    },
-    "beyond_option": {
-        "en": "**{label}** ({usable} GB usable, {headroom} GB of headroom)",
-        "es": "**{label}** ({usable} GB utilizables, con un margen de {headroom} GB)",
-    },
-    "or_on": {"en": " or on ", "es": " o en "},
-    "table_title": {"en": "The arithmetic", "es": "La aritmética"},
-    "part": {"en": "Part", "es": "Concepto"},
-    "how": {"en": "How it is counted", "es": "Cómo se calcula"},
-    "weights": {"en": "Weights", "es": "Pesos"},
-    "weights_how": {
-        "en": "{params} B parameters × {bytes} bytes each ({precision})",
-        "es": "{params} mil millones de parámetros × {bytes} bytes cada uno ({precision})",
-    },
-    "kv": {"en": "KV cache", "es": "Caché KV"},
-    "kv_how": {
-        "en": "{per_token} bytes per token × {context} tokens × {users} {users_word} ({kv_dtype})",
-        "es": "{per_token} bytes por token × {context} tokens × {users} {users_word} ({kv_dtype})",
-    },
-    "overhead": {"en": "Serving overhead", "es": "Sobrecarga del servicio"},
-    "overhead_how": {
-        "en": "runtime, activations and buffers of {engine}",
-        "es": "entorno de ejecución, activaciones y búferes de {engine}",
-    },
-    "total": {"en": "Total needed", "es": "Total necesario"},
-    "usable": {"en": "Usable on {label}", "es": "Utilizable en {label}"},
-    "usable_how": {
-        "en": "what the engine can allocate on the card(s)",
-        "es": "lo que el motor puede reservar en la(s) tarjeta(s)",
-    },
-    "caveat_title": {"en": "About quantization", "es": "Sobre la cuantización"},
-    "full_precision": {
-        "en": (
-            "At {precision} the model runs at full 16-bit quality, so there is no quantization "
-            "trade-off to weigh in this recommendation."
-        ),
-        "es": (
-            "En {precision} el modelo funciona con la calidad completa de 16 bits, así que esta "
-            "recomendación no tiene ningún compromiso de cuantización que sopesar."
-        ),
-    },
-    "alternative_title": {"en": "A smaller machine", "es": "Una máquina más pequeña"},
-    "what_fits_title": {"en": "What would fit", "es": "Lo que sí cabría"},
-    "alternative": {
-        "en": (
-            "If budget matters more than the last bit of quality, **{label}** also works at "
-            "**{precision}**: the weights drop to {weights} GB and the total to {need} GB of "
-            "{usable} GB usable. The price is quality: measure it on your own tasks before deciding, "
-            "and we will gladly help you run that comparison."
-        ),
-        "es": (
-            "Si el presupuesto pesa más que el último punto de calidad, **{label}** también sirve en "
-            "**{precision}**: los pesos bajan a {weights} GB y el total a {need} GB de {usable} GB "
-            "utilizables. El precio es la calidad: mídala en sus propias tareas antes de decidir; con "
-            "gusto le ayudamos a hacer esa comparación."
-        ),
-    },
-    "alternative_when_none": {
-        "en": (
-            "**{label}** does fit at **{precision}**: the weights drop to {weights} GB and the total to "
-            "{need} GB of {usable} GB usable. The price is quality: measure it on your own tasks before "
-            "deciding, and we will gladly help you run that comparison."
-        ),
-        "es": (
-            "**{label}** sí cabe en **{precision}**: los pesos bajan a {weights} GB y el total a {need} GB "
-            "de {usable} GB utilizables. El precio es la calidad: mídala en sus propias tareas antes de "
-            "decidir; con gusto le ayudamos a hacer esa comparación."
-        ),
-    },
-    "none_even_quantized": {
-        "en": (
-            "Even the largest machine we compared, {label}, cannot hold this workload with 4-bit weights; "
-            "it needs more cards or a smaller model, and we can size either for you."
-        ),
-        "es": (
-            "Ni siquiera la mayor máquina comparada, {label}, admite esta carga con pesos de 4 bits; "
-            "hacen falta más tarjetas o un modelo más pequeño, y podemos dimensionar cualquiera de las dos."
-        ),
-    },
-    "already_smallest": {
-        "en": (
-            "{label} is already the smallest machine we compared that fits, so there is no cheaper "
-            "option to offer without changing the model or the workload."
-        ),
-        "es": (
-            "{label} ya es la máquina más pequeña de las comparadas que cabe, así que no hay una opción "
-            "más barata sin cambiar el modelo o la carga de trabajo."
-        ),
-    },
-    "no_smaller_fit": {
-        "en": (
-            "The next machine down, {label}, does not fit this workload even with 4-bit weights; "
-            "fewer concurrent users or a shorter context would be the way to use it."
-        ),
-        "es": (
-            "La siguiente máquina más pequeña, {label}, no cabe esta carga ni siquiera con pesos de 4 bits; "
-            "con menos usuarios concurrentes o un contexto más corto sí podría usarse."
-        ),
-    },
-    "closing": {
-        "en": "Happy to go through the numbers with you or adjust them to your workload.\n\nBest regards,",
-        "es": "Quedamos a su disposición para repasar las cifras o ajustarlas a su carga de trabajo.\n\nUn saludo,",
-    },
-}
+# Below this many GB a reserve or headroom is rounding, not something to explain.
+SHOWN_GB = 0.05
+
+# Markdown and HTML punctuation that could turn outside text into emphasis, links, tables or tags.
+_MARKDOWN_ACTIVE = re.compile(r"([\\`*_\[\]|#~])")
+
+
+def plain(text: str, limit: int = 200) -> str:
+    """Outside text made inert in Markdown: one line, no tags, no links, no emphasis, clipped."""
+    text = "".join(ch if ch.isprintable() else " " for ch in text)
+    text = " ".join(text.split())[:limit]
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    # A URL scheme would be linkified by many renderers; a space after the colon stops it.
+    text = re.sub(r"(?i)\b([a-z][a-z0-9+.-]*):(?=/|\\)", r"\1: ", text)
+    text = re.sub(r"(?i)\b(javascript|data|vbscript):", r"\1: ", text)
+    return _MARKDOWN_ACTIVE.sub(r"\\\1", text)
 
 
 def _w(key: str, lang: Lang, **values: object) -> str:
-    template = _WORDS[key][lang]
-    return template.format(**values) if values else template
+    return sales_text(key, lang, **values)
 
 
 def format_number(value: float, lang: Lang, decimals: int = 0, sign: bool = False) -> str:
@@ -190,25 +79,342 @@ def format_number(value: float, lang: Lang, decimals: int = 0, sign: bool = Fals
     return written.translate(SPANISH_SEPARATORS) if lang == "es" else written
 
 
+def precision_label(precision: str, lang: Lang) -> str:
+    """'int4' -> '4-bit INT4' (English) or 'INT4 de 4 bits' (Spanish)."""
+    from tools.precision import nominal_bits
+
+    bits = nominal_bits(precision)
+    shown_bits = format_number(bits, lang, 0 if float(bits).is_integer() else 1)
+    return _w("precision_label", lang, bits=shown_bits, name=precision.upper())
+
+
+@dataclass(frozen=True)
+class Signature:
+    """The closing block: who writes, for which company, how to reach them (from the settings)."""
+
+    salesperson: str = ""
+    company: str = ""
+    contact: str = ""
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> Signature:
+        return cls(settings.salesperson_name, settings.company_name, settings.salesperson_contact)
+
+    def lines(self) -> list[str]:
+        return [plain(part) for part in (self.salesperson, self.company, self.contact) if part.strip()]
+
+
+@dataclass(frozen=True)
+class DraftSubject:
+    """What is being drafted: one calculation and which of its choices the customer stated."""
+
+    result: SizingResult
+    lang: Lang
+    stated: frozenset[str] = frozenset(OPEN_CHOICES)
+    # Precisions sized when the customer named none, best quality first (the reason for ours).
+    compared: tuple[SizingResult, ...] = ()
+    card_named: bool = False
+
+
+@dataclass(frozen=True)
+class DraftOutcome:
+    """A draft, or the reason there is none; plus what the salesperson should ask the customer."""
+
+    markdown: str
+    lang: Lang
+    drafted: bool
+    missing: tuple[str, ...] = ()
+    note_for_salesperson: str = ""
+    calculations: tuple[SizingResult, ...] = ()
+    quote: Quote | None = None
+    subject: DraftSubject | None = field(default=None, repr=False)
+
+    def public_json(self) -> dict[str, Any]:
+        return {
+            "drafted": self.drafted,
+            "language": self.lang,
+            "missing": list(self.missing),
+            "note_for_salesperson": self.note_for_salesperson,
+            "calculations": [result.model_dump(mode="json") for result in self.calculations],
+            "quote": self.quote.public_json() if self.quote else None,
+        }
+
+
+# ---------------------------------------------------------------- subjects
+
+
+def subject_from_state(
+    state: ConversationState | None, lang: Lang, understanding: Any = None
+) -> DraftSubject | None:
+    """The subject of a conversation: its slots sized as the chat sizes them; None without a model."""
+    from assistant.offline.sizing import plan_sizing, run_plan
+
+    if state is None:
+        return None
+    plan = plan_sizing(state, lang, understanding)
+    if plan is None:
+        return None
+    calculations = run_plan(plan)
+    results = calculations.on_card or calculations.by_class
+    stated = frozenset(
+        name
+        for name, said in (
+            ("precision", bool(state.precision) or (len(plan.precisions) > 1 and not plan.side_by_side)),
+            ("context", state.context is not None),
+            ("users", state.users is not None),
+            ("engine", state.engine is not None),
+        )
+        if said
+    )
+    if len(results) == 1:
+        return DraftSubject(results[0], lang, stated, card_named=bool(plan.gpu))
+    chosen = next((result for result in results if _fits(result)), results[-1])
+    return DraftSubject(
+        chosen, lang, stated - {"precision"}, compared=tuple(results), card_named=bool(plan.gpu)
+    )
+
+
+def _fits(result: SizingResult) -> bool:
+    return result.recommended is not None or any(option.fits for option in result.options if option.card)
+
+
+def subject_from_message(message: str, default_lang: Lang = "en") -> tuple[DraftSubject | None, Lang]:
+    """The subject of a pasted customer message, read as the chat reads one."""
+    from assistant.offline.sizing import merge_slots
+    from assistant.offline.understanding import understand
+    from assistant.schemas import ConversationState
+
+    reading = understand(message, default_lang)
+    state = merge_slots(ConversationState(), reading)
+    return subject_from_state(state, reading.language, reading), reading.language
+
+
+# ---------------------------------------------------------------- outcomes
+
+
+def nothing_to_draft(lang: Lang, from_message: bool = False) -> DraftOutcome:
+    key = "nothing_to_draft_message" if from_message else "nothing_to_draft"
+    return DraftOutcome(markdown=_w(key, lang), lang=lang, drafted=False)
+
+
+def draft_outcome(
+    subject: DraftSubject,
+    customer_name: str | None = None,
+    signature: Signature | None = None,
+    quote: Quote | None = None,
+) -> DraftOutcome:
+    lang = subject.lang
+    missing = tuple(name for name in ASK_SALESPERSON if name not in subject.stated)
+    note = ""
+    if missing:
+        listed = ", ".join(_w(f"slot_{name}", lang) for name in missing)
+        note = _w("ask_salesperson", lang, missing=listed)
+    return DraftOutcome(
+        markdown=draft_reply(
+            subject.result, lang, customer_name, signature=signature, quote=quote, subject=subject
+        ),
+        lang=lang,
+        drafted=True,
+        missing=missing,
+        note_for_salesperson=note,
+        calculations=(*subject.compared,) if subject.compared else (subject.result,),
+        quote=quote,
+        subject=subject,
+    )
+
+
+def draft_from_message(
+    message: str,
+    default_lang: Lang = "en",
+    customer_name: str | None = None,
+    signature: Signature | None = None,
+    price_list: Any = None,
+    utilization: float = 0.5,
+) -> DraftOutcome:
+    subject, lang = subject_from_message(message, default_lang)
+    if subject is None:
+        return nothing_to_draft(lang, from_message=True)
+    return draft_outcome(subject, customer_name, signature, _quote_for(subject, price_list, utilization))
+
+
+def draft_from_state(
+    state: ConversationState | None,
+    lang: Lang,
+    customer_name: str | None = None,
+    signature: Signature | None = None,
+    price_list: Any = None,
+    utilization: float = 0.5,
+) -> DraftOutcome:
+    subject = subject_from_state(state, state.language or lang if state else lang)
+    if subject is None:
+        return nothing_to_draft(lang)
+    return draft_outcome(subject, customer_name, signature, _quote_for(subject, price_list, utilization))
+
+
+def draft_from_result(
+    result: SizingResult | None,
+    lang: Lang,
+    customer_name: str | None = None,
+    signature: Signature | None = None,
+    price_list: Any = None,
+    utilization: float = 0.5,
+) -> DraftOutcome:
+    """The calculator's result, every field as the salesperson set it (so every choice is stated)."""
+    if result is None:
+        return nothing_to_draft(lang)
+    subject = DraftSubject(result, lang, card_named=any(option.card for option in result.options))
+    return draft_outcome(subject, customer_name, signature, _quote_for(subject, price_list, utilization))
+
+
+def _quote_for(subject: DraftSubject, price_list: Any, utilization: float) -> Quote | None:
+    if price_list is None:
+        return None
+    from assistant.quote import build_quote
+    from tools import SizingRequest
+
+    result = subject.result
+    request = SizingRequest(
+        model=result.model.id,
+        precision=result.precision,
+        context=result.context,
+        users=result.users,
+        kv_dtype=result.kv_dtype if result.kv_dtype not in ("bf16", "fp16") else None,
+        engine=result.engine,
+        lang=subject.lang,
+    )
+    try:
+        return build_quote(request, price_list, utilization)
+    except SizingError:
+        return None  # a model from a config.json has no catalog id to re-size by
+
+
+# ---------------------------------------------------------------- the reply
+
+
 def _option_id(option: CardOption) -> str | None:
     return option.card_class or option.card
 
 
 def _recommended_option(result: SizingResult) -> CardOption | None:
     if result.recommended is None:
-        return None
+        # A single named card has no class to recommend; it is the recommendation when it fits.
+        named = [option for option in result.options if option.card]
+        return named[0] if len(named) == 1 and named[0].fits else None
     return next((o for o in result.options if _option_id(o) == result.recommended), None)
 
 
 def _cell(value: str) -> str:
-    return value.replace("|", "\\|")
+    return value.replace("|", "\\|").replace("\n", " ")
+
+
+def _users_word(users: int, lang: Lang) -> str:
+    return _w("user" if users == 1 else "users", lang)
+
+
+def _asked_phrase(subject: DraftSubject) -> str:
+    """The customer's question in their own terms: the model and only what they stated."""
+    result, lang = subject.result, subject.lang
+    parts = [f"**{plain(result.model.name)}**"]
+    if "precision" in subject.stated:
+        parts.append(_w("asked_precision", lang, precision=f"**{precision_label(result.precision, lang)}**"))
+    if "context" in subject.stated:
+        parts.append(_w("asked_context", lang, context=format_number(result.context, lang)))
+    if "users" in subject.stated:
+        parts.append(
+            _w(
+                "asked_users",
+                lang,
+                users=format_number(result.users, lang),
+                users_word=_users_word(result.users, lang),
+            )
+        )
+    if "engine" in subject.stated:
+        parts.append(_w("asked_engine", lang, engine=ENGINE_NAMES.get(result.engine, result.engine)))
+    if subject.card_named:
+        named = next((option for option in result.options if option.card), None)
+        if named is not None:
+            parts.append(_w("asked_card", lang, card=plain(named.label)))
+    return " ".join(parts)
+
+
+def _open_points(subject: DraftSubject) -> list[str]:
+    """One bullet per choice the customer left open: what we recommend and why."""
+    result, lang = subject.result, subject.lang
+    points: list[str] = []
+    if "precision" not in subject.stated:
+        points.append(_precision_reason(subject))
+    if "context" not in subject.stated:
+        points.append(_w("recommend_context", lang, context=format_number(result.context, lang)))
+    if "users" not in subject.stated:
+        points.append(
+            _w(
+                "recommend_users",
+                lang,
+                users=format_number(result.users, lang),
+                users_word=_users_word(result.users, lang),
+            )
+        )
+    if "engine" not in subject.stated:
+        points.append(_w("recommend_engine", lang, engine=ENGINE_NAMES.get(result.engine, result.engine)))
+    return [f"- {point}" for point in points]
+
+
+def _precision_reason(subject: DraftSubject) -> str:
+    from tools.precision import nominal_bits
+
+    result, lang = subject.result, subject.lang
+    label = precision_label(result.precision, lang)
+    recommended = _recommended_option(result)
+    if recommended is None:
+        return _w("recommend_precision_none", lang, precision=label)
+    if nominal_bits(result.precision) >= 16:
+        return _w("recommend_precision_full", lang, precision=label, label=plain(recommended.label))
+    higher = [
+        other for other in subject.compared if nominal_bits(other.precision) > nominal_bits(result.precision)
+    ]
+    if not higher:
+        return _w("recommend_precision_full", lang, precision=label, label=plain(recommended.label)).replace(
+            "full quality", "quality"
+        )
+    closest = higher[-1]
+    largest = max(closest.options, key=lambda option: option.usable_gb)
+    return _w(
+        "recommend_precision_lower",
+        lang,
+        precision=label,
+        higher=precision_label(closest.precision, lang),
+        higher_need=format_number(closest.total_gb, lang, 1),
+        largest=plain(largest.label),
+        largest_usable=format_number(largest.usable_gb, lang, 1),
+    )
+
+
+def _reserve_gb(result: SizingResult, option: CardOption) -> float:
+    """What the engine keeps outside its budget: usable = need + reserve + headroom (as displayed)."""
+    return round(option.usable_gb, 1) - round(result.total_gb, 1) - round(option.headroom_gb, 1)
+
+
+def _adds_up(result: SizingResult, option: CardOption, lang: Lang) -> str:
+    reserve = _reserve_gb(result, option)
+    shown_reserve = reserve >= SHOWN_GB
+    return _w(
+        "adds_up",
+        lang,
+        need=format_number(result.total_gb, lang, 1),
+        label=plain(option.label),
+        usable=format_number(option.usable_gb, lang, 1),
+        reserve_clause=_w("reserve_clause", lang, reserve=format_number(reserve, lang, 1))
+        if shown_reserve
+        else "",
+        reserve_sum=f"{format_number(reserve, lang, 1)} + " if shown_reserve else "",
+        headroom=format_number(option.headroom_gb, lang, 1),
+    )
 
 
 def _arithmetic_table(result: SizingResult, lang: Lang, recommended: CardOption | None) -> list[str]:
     engine = ENGINE_NAMES.get(result.engine, result.engine)
     params_b = result.model.params / 1e9
     bytes_per_param = result.weights_gb / params_b if params_b else 0.0
-    users_word = _w("user" if result.users == 1 else "users", lang)
     rows = [
         (
             _w("weights", lang),
@@ -229,7 +435,7 @@ def _arithmetic_table(result: SizingResult, lang: Lang, recommended: CardOption 
                 per_token=format_number(result.kv_bytes_per_token, lang),
                 context=format_number(result.context, lang),
                 users=format_number(result.users, lang),
-                users_word=users_word,
+                users_word=_users_word(result.users, lang),
                 kv_dtype=result.kv_dtype,
             ),
             format_number(result.kv_cache_gb, lang, 1),
@@ -242,16 +448,37 @@ def _arithmetic_table(result: SizingResult, lang: Lang, recommended: CardOption 
         (f"**{_w('total', lang)}**", "", f"**{format_number(result.total_gb, lang, 1)}**"),
     ]
     if recommended is not None:
+        reserve = _reserve_gb(result, recommended)
+        if reserve >= SHOWN_GB:
+            rows.append(
+                (_w("reserve", lang), _w("reserve_how", lang, engine=engine), format_number(reserve, lang, 1))
+            )
+        rows.append(
+            (_w("headroom", lang), _w("headroom_how", lang), format_number(recommended.headroom_gb, lang, 1))
+        )
         rows.append(
             (
-                _w("usable", lang, label=recommended.label),
+                f"**{_w('usable', lang, label=plain(recommended.label))}**",
                 _w("usable_how", lang),
-                format_number(recommended.usable_gb, lang, 1),
+                f"**{format_number(recommended.usable_gb, lang, 1)}**",
             )
         )
     table = [f"| {_w('part', lang)} | {_w('how', lang)} | GB |", "|---|---|---:|"]
     table += [f"| {_cell(part)} | {_cell(how)} | {gb} |" for part, how, gb in rows]
     return table
+
+
+def _quantization_note(result: SizingResult, lang: Lang) -> str:
+    from tools.precision import nominal_bits
+
+    notes = []
+    if nominal_bits(result.precision) < 16:
+        notes.append(_w("quantized", lang, precision=precision_label(result.precision, lang)))
+    else:
+        notes.append(_w("full_precision", lang, precision=precision_label(result.precision, lang)))
+    if result.kv_dtype not in ("bf16", "fp16"):
+        notes.append(_w("kv_quantized", lang, kv_dtype=result.kv_dtype.upper()))
+    return " ".join(notes)
 
 
 def smaller_machine_alternative(result: SizingResult, lang: Lang) -> str:
@@ -265,12 +492,12 @@ def smaller_machine_alternative(result: SizingResult, lang: Lang) -> str:
     recommended = _recommended_option(result)
     ceiling = recommended.usable_gb if recommended is not None else float("inf")
     smaller = sorted(
-        (o for o in result.options if not o.fits and o.usable_gb < ceiling),
+        (o for o in result.options if not o.fits and o.usable_gb < ceiling and o.card_class),
         key=lambda option: option.usable_gb,
         reverse=True,
     )
     if not smaller:
-        return _w("already_smallest", lang, label=recommended.label) if recommended else ""
+        return _w("already_smallest", lang, label=plain(recommended.label)) if recommended else ""
     target = smaller[0]
     for precision in DOWNGRADE_LADDER.get(result.engine, ("fp8", "awq")):
         if precision == result.precision:
@@ -283,7 +510,6 @@ def smaller_machine_alternative(result: SizingResult, lang: Lang) -> str:
                     context=result.context,
                     users=result.users,
                     engine=result.engine,
-                    gpu=None if target.card_class else _card_request(target),
                     lang=lang,
                 )
             )
@@ -299,14 +525,16 @@ def smaller_machine_alternative(result: SizingResult, lang: Lang) -> str:
             return _w(
                 "alternative" if recommended is not None else "alternative_when_none",
                 lang,
-                label=match.label,
-                precision=precision,
+                label=plain(match.label),
+                precision=precision_label(precision, lang),
                 weights=format_number(cheaper.weights_gb, lang, 1),
                 need=format_number(cheaper.total_gb, lang, 1),
                 usable=format_number(match.usable_gb, lang, 1),
             )
     return _w(
-        "no_smaller_fit" if recommended is not None else "none_even_quantized", lang, label=target.label
+        "no_smaller_fit" if recommended is not None else "none_even_quantized",
+        lang,
+        label=plain(target.label),
     )
 
 
@@ -317,7 +545,7 @@ def _hardware_beyond_options(result: SizingResult, lang: Lang) -> str:
         _w(
             "beyond_option",
             lang,
-            label=option.label,
+            label=plain(option.label),
             usable=format_number(option.usable_gb, lang, 1),
             headroom=format_number(option.headroom_gb, lang, 1),
         )
@@ -327,50 +555,90 @@ def _hardware_beyond_options(result: SizingResult, lang: Lang) -> str:
     return _w("fits_beyond", lang, options=_w("or_on", lang).join(shown)) if shown else ""
 
 
-def _card_request(option: CardOption) -> str | None:
-    if option.card is None:
-        return None
-    # The engine names a multi-card option "card:N" already; a bare id means one card per count.
-    if ":" in option.card or option.gpus == 1:
-        return option.card
-    return f"{option.card}:{option.gpus}"
+def money(value: float, lang: Lang) -> str:
+    return format_number(value, lang, 0 if value >= 100 else 2)
 
 
-def draft_reply(result: SizingResult, lang: Lang, customer_name: str | None = None) -> str:
+def quote_markdown(quote: Quote, lang: Lang) -> list[str]:
+    """The Quote section: one row per configuration, its ranks, costs and the price source."""
+    lines = [f"**{_w('quote_title', lang)}**", ""]
+    if not quote.configurations:
+        return [*lines, _w("quote_none", lang), ""]
+    currency = plain(quote.currency, 12)
+    lines.append(
+        _w("quote_intro", lang, currency=currency, utilization=format_number(quote.utilization * 100, lang))
+    )
+    lines.append("")
+    header = [
+        _w("quote_server", lang),
+        _w("quote_cards", lang),
+        _w("quote_why", lang),
+        _w("quote_headroom", lang),
+        _w("quote_monthly", lang),
+        _w("quote_three_year", lang),
+        _w("quote_per_million", lang),
+        _w("quote_lead_time", lang),
+    ]
+    lines.append("| " + " | ".join(header) + " |")
+    lines.append("|---|---|---|---:|---:|---:|---:|---:|")
+    rank_words = {"cheapest": "rank_cheapest", "most_headroom": "rank_headroom", "fewest_gpus": "rank_fewest"}
+    for config in quote.configurations:
+        per_million = (
+            money(config.cost_per_million_output_tokens, lang)
+            if config.cost_per_million_output_tokens is not None
+            else "—"
+        )
+        lead = (
+            _w("quote_weeks", lang, weeks=format_number(config.lead_time_weeks, lang))
+            if config.lead_time_weeks is not None
+            else "—"
+        )
+        cells = [
+            plain(config.name),
+            plain(config.cards),
+            ", ".join(_w(rank_words[rank], lang) for rank in config.ranks) or "—",
+            format_number(config.headroom_gb, lang, 1),
+            money(config.monthly_cost, lang),
+            money(config.three_year_cost, lang),
+            per_million,
+            lead,
+        ]
+        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    lines.append("")
+    source = _w("quote_source", lang, source=plain(quote.price_source))
+    if quote.example_prices:
+        source += " " + _w("quote_example", lang)
+    return [*lines, source, ""]
+
+
+def draft_reply(
+    result: SizingResult,
+    lang: Lang,
+    customer_name: str | None = None,
+    *,
+    signature: Signature | None = None,
+    quote: Quote | None = None,
+    subject: DraftSubject | None = None,
+) -> str:
     """A customer-ready Markdown reply for one calculation, in `lang` (the customer's language).
 
-    The result's own texts (caveat) are used as they are, so pass the language the result was
-    calculated in.
+    Without a subject every field of the result counts as stated by the customer (the calculator).
     """
+    subject = subject or DraftSubject(result, lang, card_named=any(option.card for option in result.options))
     recommended = _recommended_option(result)
-    engine = ENGINE_NAMES.get(result.engine, result.engine)
-    users_word = _w("user" if result.users == 1 else "users", lang)
-    lines = [
-        _w("hello", lang, name=customer_name) if customer_name else _w("hello_anonymous", lang),
-        "",
-        _w(
-            "thanks",
-            lang,
-            model=result.model.name,
-            precision=result.precision,
-            context=format_number(result.context, lang),
-            users=format_number(result.users, lang),
-            users_word=users_word,
-            engine=engine,
-        ),
-        "",
-    ]
+    greeting = (
+        _w("hello", lang, name=plain(customer_name, 80)) if customer_name else _w("hello_anonymous", lang)
+    )
+    lines = [greeting, "", f"{_w('thanks', lang, asked=_asked_phrase(subject))} {_w('here_is', lang)}", ""]
+    open_points = _open_points(subject)
+    if open_points:
+        lines += [_w("open_points", lang), "", *open_points, ""]
     if recommended is not None:
         lines.append(
-            _w(
-                "recommend",
-                lang,
-                label=recommended.label,
-                need=format_number(result.total_gb, lang, 1),
-                usable=format_number(recommended.usable_gb, lang, 1),
-                headroom=format_number(recommended.headroom_gb, lang, 1),
-            )
+            f"{_w('recommend', lang, label=plain(recommended.label))} {_adds_up(result, recommended, lang)}"
         )
+        if recommended.decode_tokens_per_s:
+            lines += ["", _w("speed", lang, tokens=format_number(recommended.decode_tokens_per_s, lang))]
     else:
         largest = max((o.usable_gb for o in result.options), default=0.0)
         recommend_none = _w(
@@ -382,11 +650,14 @@ def draft_reply(result: SizingResult, lang: Lang, customer_name: str | None = No
         beyond = _hardware_beyond_options(result, lang)
         lines.append(f"{recommend_none} {beyond}" if beyond else recommend_none)
     lines += ["", f"**{_w('table_title', lang)}**", "", *_arithmetic_table(result, lang, recommended), ""]
-    caveat = result.caveat if result.caveat else _w("full_precision", lang, precision=result.precision)
-    lines += [f"**{_w('caveat_title', lang)}:** {caveat}", ""]
+    lines += [f"**{_w('caveat_title', lang)}:** {_quantization_note(result, lang)}", ""]
     alternative = smaller_machine_alternative(result, lang)
     if alternative:
         title = _w("alternative_title" if recommended is not None else "what_fits_title", lang)
         lines += [f"**{title}:** {alternative}", ""]
-    lines.append(_w("closing", lang))
+    if quote is not None:
+        lines += quote_markdown(quote, lang)
+    lines += [_w("closing", lang), "", _w("regards", lang)]
+    if signature is not None:
+        lines += signature.lines()
     return "\n".join(lines) + "\n"

@@ -32,6 +32,9 @@ class Source(BaseModel):
     title: str
     path: str
     section: str
+    # The retrieval score of the passage behind it (the desk's question log reads it); left out of
+    # the JSON so `sizing ask --json` and the goldens keep their shape.
+    score: float | None = Field(default=None, exclude=True)
 
 
 class Step(BaseModel):

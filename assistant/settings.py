@@ -90,6 +90,49 @@ class Settings(BaseSettings):
         ),
     )
 
+    # Sales desk: leads, feedback and the question log (assistant/desk), drafts and quotes
+    database_url: str | None = Field(
+        default=None,
+        description=(
+            "SQLAlchemy URL of the desk database (postgresql+psycopg://user:pass@host/db for several "
+            "replicas). Unset: SQLite in data_dir/desk.sqlite3."
+        ),
+    )
+    retention_days: int = Field(
+        default=365,
+        ge=1,
+        description="Days leads, feedback and logged questions are kept; older rows are deleted.",
+    )
+    question_log: bool = Field(
+        default=True, description="Record each chat question and its outcome for `sizing report`."
+    )
+    company_name: str = Field(default="", description="Company name in the sales draft's signature.")
+    salesperson_name: str = Field(default="", description="Salesperson's name in the draft's signature.")
+    salesperson_contact: str = Field(
+        default="", description="Contact line (e-mail, phone) in the draft's signature."
+    )
+    prices_file: Path | None = Field(
+        default=None,
+        description="YAML price list of server configurations for quotes. Unset: quotes carry no prices.",
+    )
+    quote_utilization: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="Share of the month a quoted server is generating, for the cost per million tokens.",
+    )
+    notify_webhook_url: str | None = Field(
+        default=None, description="URL that gets a JSON POST for every new lead (handoff)."
+    )
+    smtp_host: str | None = Field(default=None, description="SMTP server that e-mails new leads.")
+    smtp_port: int = Field(default=25, ge=1, le=65535, description="Port of the SMTP server.")
+    notify_email_from: str | None = Field(default=None, description="Sender address of lead e-mails.")
+    notify_email_to: str | None = Field(default=None, description="Sales-team address lead e-mails go to.")
+    admin_token: SecretStr | None = Field(
+        default=None,
+        description="Token that opens the web app's Admin tab (leads, report). Unset: no Admin tab.",
+    )
+
     @property
     def llm_configured(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
@@ -111,3 +154,8 @@ class Settings(BaseSettings):
     @property
     def chroma_path(self) -> Path:
         return self.data_dir / "chroma"
+
+    @property
+    def desk_database_url(self) -> str:
+        """database_url, or the SQLite file in the data folder."""
+        return self.database_url or f"sqlite:///{self.data_dir / 'desk.sqlite3'}"

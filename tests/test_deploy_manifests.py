@@ -213,6 +213,7 @@ def test_compose_app_waits_for_the_store_but_not_for_the_model() -> None:
     services = compose()["services"]
     assert services["app"]["depends_on"] == {
         "chroma": {"condition": "service_healthy"},
+        "postgres": {"condition": "service_healthy"},
         "ingest": {"condition": "service_completed_successfully"},
     }
     assert services["ingest"]["command"] == ["sizing", "ingest"]

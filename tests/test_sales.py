@@ -30,7 +30,7 @@ def test_english_draft_carries_every_part_with_the_calculator_numbers() -> None:
 
     assert draft.startswith("Hello Ana,\n")
     assert (
-        "**Llama 3.1 70B** at **q8_0** with 4,096 tokens of context for 1 concurrent user on llama.cpp"
+        "**Llama 3.1 70B** at **8-bit Q8_0** with 4,096 tokens of context for 1 concurrent user on llama.cpp"
         in draft
     )
     recommended = next(o for o in result.options if o.card_class == result.recommended)
@@ -42,10 +42,10 @@ def test_english_draft_carries_every_part_with_the_calculator_numbers() -> None:
     assert rows["Total needed"] == f"{result.total_gb:.1f}"
     assert rows[f"Usable on {recommended.label}"] == f"{recommended.usable_gb:.1f}"
     assert f"{result.kv_bytes_per_token:,} bytes per token × 4,096 tokens × 1 concurrent user" in draft
-    # Below 16 bits the caveat is the calculator's own, pointing to the measuring tool.
-    assert result.caveat and result.caveat in draft and "sizing compare" in draft
+    # Below 16 bits the trade-off is explained with an offer to measure it, never an internal command.
+    assert "side-by-side evaluation on your tasks" in draft and "sizing " not in draft
     # The smaller machine: the next class down at a lighter GGUF quantization, priced in quality.
-    assert "**A smaller machine:**" in draft and "**q4_k_m**" in draft and "48GB" in draft
+    assert "**A smaller machine:**" in draft and "**4-bit Q4_K_M**" in draft and "48GB" in draft
     assert draft.rstrip().endswith("Best regards,")
 
 
@@ -60,8 +60,8 @@ def test_spanish_draft_is_all_spanish_with_spanish_numbers() -> None:
     rows = table_rows(draft)
     assert rows["Total necesario"] == format_number(result.total_gb, "es", 1)
     assert "," in rows["Pesos"]  # decimal comma
-    assert "**Sobre la cuantización:**" in draft and result.caveat in draft
-    assert "**Una máquina más pequeña:**" in draft and "**awq**" in draft
+    assert "**Sobre la cuantización:**" in draft and "evaluación comparativa con sus propias tareas" in draft
+    assert "**Una máquina más pequeña:**" in draft and "**AWQ de 4 bits**" in draft
     for english in ("Hello", "recommendation", "Weights", "Best regards", "smaller machine"):
         assert english not in draft
 
@@ -108,7 +108,7 @@ def test_nothing_fits_names_the_hardware_that_holds_the_request_unchanged(
     if lang == "es":
         assert re.search(r"\d+,\d GB utilizables, con un margen de \d+,\d GB", recommendation)
     # Quantization is still offered, after the unchanged-hardware options.
-    assert "**fp8**" in draft.split(recommendation)[1]
+    assert "FP8" in draft.split(recommendation)[1]
 
 
 def test_no_alternatives_means_no_unchanged_hardware_sentence() -> None:

@@ -57,11 +57,11 @@ def endpoints(demo: gr.Blocks) -> dict[str | None, str]:
     return {fn.api_name: fn.api_visibility for fn in demo.fns.values() if fn.fn is not None}
 
 
-def test_the_app_builds_with_public_chat_and_calculate_only(settings: Settings) -> None:
+def test_the_app_builds_with_only_its_public_endpoints(settings: Settings) -> None:
     demo = build_app(FakeAssistant(), settings)
     assert isinstance(demo, gr.Blocks)
     visible = {name for name, visibility in endpoints(demo).items() if visibility != "private"}
-    assert visible == {"chat", "calculate"}
+    assert visible == {"chat", "calculate", "draft", "handoff"}
 
 
 def test_chat_events_share_the_configured_concurrency_limit(settings: Settings) -> None:
@@ -84,10 +84,13 @@ def test_visitor_state_starts_empty_and_is_not_shared(settings: Settings) -> Non
 
 
 def test_every_label_has_a_spanish_translation(settings: Settings) -> None:
+    from assistant.ui.desk_texts import labels_es
+
     translations = build_i18n().translations
-    assert translations["es"] == LABELS_ES
-    assert set(translations["en"]) == set(LABELS_ES)
-    assert all("}" not in key for key in LABELS_ES)  # the browser's i18n marker parser stops at "}"
+    expected = {**LABELS_ES, **labels_es()}
+    assert translations["es"] == expected
+    assert set(translations["en"]) == set(expected)
+    assert all("}" not in key for key in expected)  # the browser's i18n marker parser stops at "}"
 
 
 def _compare_handlers(demo: gr.Blocks) -> list[object]:

@@ -21,6 +21,10 @@ COMMAND_MODULES = (
     "assistant.cli.ask",
     "assistant.cli.serve",
     "assistant.cli.evals",
+    "assistant.cli.draft",
+    "assistant.cli.quote",
+    "assistant.cli.leads",
+    "assistant.cli.report",
 )
 
 EXIT_USAGE = 2
@@ -57,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
     )
     # HTTP clients log every request at INFO; that is noise on a terminal.
-    for noisy in ("httpx", "httpcore", "urllib3", "chromadb.telemetry"):
+    for noisy in ("httpx", "httpcore", "urllib3", "chromadb.telemetry", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         return int(args.handler(args, settings) or 0)

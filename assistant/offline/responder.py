@@ -223,8 +223,16 @@ class OfflineResponder:
             return None
         sources: list[Source] = []
         for passage in passages:
-            source = Source(title=passage.title, path=passage.path, section=passage.section)
-            if source not in sources:
+            source = Source(
+                title=passage.title,
+                path=passage.path,
+                section=passage.section,
+                score=getattr(passage, "score", None),
+            )
+            if all(
+                (known.title, known.path, known.section) != (source.title, source.path, source.section)
+                for known in sources
+            ):
                 sources.append(source)
         detail = "; ".join(source.section for source in sources)
         record(Step(kind="search", title=words.step("search"), detail=detail))

@@ -8,9 +8,7 @@ mounts it on a FastAPI app for uvicorn. Per-visitor data lives only in `gr.State
 from __future__ import annotations
 
 import logging
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -18,8 +16,9 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
 from assistant.settings import Settings
-from assistant.ui import handlers
+from assistant.ui import admin_tab, desk_texts, feedback, handlers, handoff, sales_tab
 from assistant.ui.chart import CHART_CSS
+from assistant.ui.desk_wiring import open_desk_or_none
 from assistant.ui.handlers import CalculatorInputs, ChatAssistant, ChatLimits
 from assistant.ui.session import VisitorSession
 from assistant.ui.texts import LABELS_ES, Lang, language_from_header
@@ -58,7 +57,8 @@ APP_CSS = (
 
 def build_i18n() -> gr.I18n:
     """Static labels in the browser's language: English keys, Spanish translations."""
-    return gr.I18n(en={key: key for key in LABELS_ES}, es=dict(LABELS_ES))
+    spanish = {**LABELS_ES, **desk_texts.labels_es()}
+    return gr.I18n(en={key: key for key in spanish}, es=spanish)
 
 
 def _label(key: str) -> Any:
@@ -88,8 +88,11 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
     from tools import ENGINES, KV_DTYPES, PRECISIONS
 
     limits = ChatLimits.from_settings(settings)
-    draft_folder = Path(tempfile.mkdtemp(prefix="sizing-drafts-"))
     models = handlers.model_choices()
+    desk = open_desk_or_none(settings)
+    mode = str(getattr(assistant, "mode", "offline"))
+    if desk is not None and settings.question_log:
+        assistant = feedback.RecordingAssistant(assistant, desk)
 
     # ---- handlers bound to this app's assistant (wrappers read the browser's language)
 
@@ -199,31 +202,10 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
         )
         return (card_dropdown, *view)
 
-    def make_draft(
-        session: VisitorSession, calculator_memory: Any, customer: str, request: gr.Request
-    ) -> tuple[Any, Any, Any, Any]:
-        calculator_result, calculator_lang = calculator_memory or (None, None)
-        try:
-            draft = handlers.sales_draft(
-                session, calculator_result, calculator_lang, customer, _browser_lang(request)
-            )
-        except handlers.NothingToDraftError as exc:
-            gr.Warning(str(exc))
-            return (
-                gr.Markdown(visible=False),
-                gr.Accordion(visible=False),
-                "",
-                gr.DownloadButton(visible=False),
-            )
-        session_folder = Path(tempfile.mkdtemp(dir=draft_folder))
-        path = session_folder / draft.file_name
-        path.write_text(draft.markdown, encoding="utf-8")
-        return (
-            gr.Markdown(draft.markdown, visible=True),
-            gr.Accordion(visible=True),
-            draft.markdown,
-            gr.DownloadButton(value=str(path), visible=True),
-        )
+    def offer_engineer(
+        history: list[dict[str, Any]], state: VisitorSession, request: gr.Request
+    ) -> tuple[Any, Any]:
+        return handoff.offer_update(history, state, _browser_lang(request))
 
     # ---- layout
 
@@ -251,7 +233,7 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
                         height=560,
                         layout="panel",
                         buttons=["copy"],
-                        feedback_options=None,
+                        feedback_options=("Like", "Dislike"),
                         examples=[{"text": question} for question in EXAMPLE_QUESTIONS],
                     )
                     with gr.Row(equal_height=True):
@@ -268,30 +250,10 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
                         )
                         send = gr.Button(_label("Send"), variant="primary", scale=1, min_width=90)
                     restart = gr.Button(_label("New conversation"), size="sm", variant="secondary")
+                    feedback.build_feedback(desk, chatbot, session, _browser_lang, mode)
+                    engineer = handoff.build_handoff(desk, settings, chatbot, session, _browser_lang)
                 with gr.Column(scale=2, min_width=300, elem_id="sales-draft"):
-                    gr.Markdown("### " + _label("Sales draft"))
-                    gr.Markdown(
-                        _label(
-                            "Turn the conversation's last recommendation into a reply for the customer, "
-                            "in the customer's language."
-                        )
-                    )
-                    customer = gr.Textbox(label=_label("Customer name (optional)"), max_length=80)
-                    draft_button = gr.Button(_label("Draft the customer reply"), variant="primary")
-                    draft_preview = gr.Markdown(
-                        visible=False, elem_id="sales-draft-preview", container=True, buttons=["copy"]
-                    )
-                    with gr.Accordion(_label("Markdown source"), open=False, visible=False) as draft_source:
-                        draft_text = gr.Textbox(
-                            label=_label("Reply (Markdown, ready to copy)"),
-                            lines=10,
-                            max_lines=30,
-                            buttons=["copy"],
-                            elem_id="sales-draft-text",
-                        )
-                    draft_download = gr.DownloadButton(
-                        _label("Download .md"), visible=False, elem_id="sales-draft-download"
-                    )
+                    sales_tab.build_draft_panel(settings, session, calculator_memory, _browser_lang)
 
             with gr.Tab(_label("Calculator"), id="calculator"), gr.Row(equal_height=False):
                 with gr.Column(scale=1, min_width=280):
@@ -368,12 +330,18 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
                 with gr.Tab(_label("Compare"), id="compare"):
                     _compare_tab(settings)
 
+            if settings.admin_token is not None:
+                with gr.Tab(desk_texts.label("Admin"), id="admin"):
+                    admin_tab.build_admin_tab(settings, desk, _browser_lang)
+
         # Hidden components that carry the API endpoints (gradio_client sees these, not the widgets).
         api_message = gr.Textbox(visible=False)
         api_answer = gr.Textbox(visible=False)
         api_chat_trigger = gr.Button(visible=False)
         api_result = gr.JSON(visible=False)
         api_calculate_trigger = gr.Button(visible=False)
+        sales_tab.register_draft_api(settings, session, _browser_lang)
+        handoff.register_handoff_api(desk, settings, session, _browser_lang)
 
         # ---- events
 
@@ -395,6 +363,13 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
             "queue": False,
             "api_visibility": "private",
         }
+        offer_kwargs: dict[str, Any] = {
+            "fn": offer_engineer,
+            "inputs": [chatbot, session],
+            "outputs": [engineer.box, engineer.line],
+            "queue": False,
+            "api_visibility": "private",
+        }
         # Back to the question box, with the focus, for the next question (keyboard users).
         refocus_kwargs: dict[str, Any] = {
             "fn": None,
@@ -408,12 +383,12 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
             outputs=[message, send, pending_message],
             queue=False,
             api_visibility="private",
-        ).then(**turn_kwargs).then(**unlock_kwargs).then(**refocus_kwargs)
+        ).then(**turn_kwargs).then(**offer_kwargs).then(**unlock_kwargs).then(**refocus_kwargs)
         chatbot.example_select(
             pick_example, outputs=[pending_message], queue=False, api_visibility="private"
         ).then(lock_input, outputs=[message, send], queue=False, api_visibility="private").then(
             **turn_kwargs
-        ).then(**unlock_kwargs).then(**refocus_kwargs)
+        ).then(**offer_kwargs).then(**unlock_kwargs).then(**refocus_kwargs)
         gr.on(
             triggers=[restart.click, chatbot.clear],
             fn=new_conversation,
@@ -470,12 +445,6 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
             outputs=[card, *calculator_outputs],
             api_visibility="private",
             show_progress="hidden",
-        )
-        draft_button.click(
-            make_draft,
-            inputs=[session, calculator_memory, customer],
-            outputs=[draft_preview, draft_source, draft_text, draft_download],
-            api_visibility="private",
         )
 
     demo.queue(default_concurrency_limit=settings.concurrency_limit)

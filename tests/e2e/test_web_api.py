@@ -49,9 +49,9 @@ def test_healthz_reports_mode_and_dependencies(served_app) -> None:
     assert isinstance(health["chroma_reachable"], bool)
 
 
-def test_only_chat_and_calculate_are_public_endpoints(served_app, client_for) -> None:
+def test_only_the_documented_endpoints_are_public(served_app, client_for) -> None:
     endpoints = client_for(served_app.url).view_api(print_info=False, return_format="dict")
-    assert set(endpoints["named_endpoints"]) == {"/chat", "/calculate"}
+    assert set(endpoints["named_endpoints"]) == {"/chat", "/calculate", "/draft", "/handoff"}
 
 
 def test_calculate_returns_the_sizing_json(served_app, client_for) -> None:

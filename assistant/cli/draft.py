@@ -1,0 +1,66 @@
+"""`sizing draft`: the customer reply to a pasted e-mail, from a terminal.
+
+    sizing draft < customer-email.txt
+    sizing draft --file email.txt --customer "Lucía" --json
+
+Reads the message as the chat reads one, sizes it with the calculator, and prints the Markdown
+draft (with a Quote section when SIZING_PRICES_FILE is set); what the customer did not say goes to
+stderr as a note for the salesperson. With no model in the message it prints the "nothing to
+draft yet" text and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from tools.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
+
+MAX_MESSAGE_CHARS = 20_000
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser("draft", help="draft the reply to a customer's e-mail (stdin or --file)")
+    parser.add_argument(
+        "--file", default=None, metavar="PATH", help="the e-mail as a text file (default: stdin)"
+    )
+    parser.add_argument("--customer", default=None, help="the customer's name for the greeting")
+    parser.add_argument("--json", action="store_true", help="print the draft and its details as JSON")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None) -> int:
+    from assistant.quote import price_list_from_settings
+    from assistant.sales import Signature, draft_from_message
+
+    if args.file:
+        try:
+            message = Path(args.file).read_text(encoding="utf-8")[:MAX_MESSAGE_CHARS]
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInputError(f"cannot read --file {args.file!r}: {exc.__class__.__name__}") from None
+    else:
+        message = sys.stdin.read(MAX_MESSAGE_CHARS)
+    outcome = draft_from_message(
+        message,
+        customer_name=args.customer,
+        signature=Signature.from_settings(settings),
+        price_list=price_list_from_settings(settings),
+        utilization=settings.quote_utilization,
+    )
+    stream = out or sys.stdout
+    if args.json:
+        stream.write(
+            json.dumps({"markdown": outcome.markdown, **outcome.public_json()}, ensure_ascii=False, indent=2)
+            + "\n"
+        )
+    else:
+        stream.write(outcome.markdown)
+        if outcome.note_for_salesperson:
+            print(f"note: {outcome.note_for_salesperson}", file=sys.stderr)
+    return 0 if outcome.drafted else 1
