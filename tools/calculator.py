@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from tools.architecture import Architecture
 from tools.cards import card_classes, card_facts, parse_gpu_spec
 from tools.catalog import ResolvedModel, model_from_config, reference_model, resolve
 from tools.engines import (
+    VLLM_BLOCK_SIZE,
     Estimate,
     Hardware,
     check_engine,
@@ -23,7 +25,7 @@ from tools.engines import (
     llamacpp_sliding_cells,
 )
 from tools.errors import InvalidInputError, UnknownModelError
-from tools.kv_cache import KV_BLOCKS, check_kv_dtype, kv_layout
+from tools.kv_cache import KV_BLOCKS, KvLayout, check_kv_dtype, kv_layout
 from tools.precision import (
     GGUF_PRECISIONS,
     PRECISIONS,
@@ -129,13 +131,20 @@ def build_scenario(request: SizingRequest) -> Scenario:
             f"valid choices with {engine}: {', '.join(_ENGINE_KV[engine])}"
         )
     model = resolve_request_model(request)
-    w = weights(model.arch, precision, model.params_override)
-    embedding = token_embedding_bytes(model.arch, precision)
-    if model.params_override:
-        embedding = round(embedding * model.params_override / model.arch.total_params())
+    w, embedding = model_weights(model, precision, engine)
     return Scenario(
         model, precision, kv_dtype, engine, context, users, float(utilization), w, embedding, request.lang
     )
+
+
+def model_weights(model: ResolvedModel, precision: str, engine: str) -> tuple[Weights, int]:
+    """The weights and the input-embedding bytes of the files this engine loads."""
+    gguf = engine in ("llamacpp", "ollama")
+    w = weights(model.arch, precision, model.params_override, gguf=gguf)
+    embedding = token_embedding_bytes(model.arch, precision, gguf=gguf)
+    if model.params_override:
+        embedding = round(embedding * model.params_override / model.arch.total_params())
+    return w, embedding
 
 
 def resolve_request_model(request: SizingRequest) -> ResolvedModel:
@@ -255,7 +264,7 @@ def _gb(value: float, lang: Language) -> str:
 
 
 def arithmetic_lines(scenario: Scenario, evaluations: list[Evaluation], reference: Evaluation) -> list[str]:
-    lang, arch, info = scenario.lang, scenario.model.arch, scenario.model.info
+    lang, info = scenario.lang, scenario.model.info
     w = scenario.weights
     lines = []
     if info.reference_note:
@@ -271,82 +280,17 @@ def arithmetic_lines(scenario: Scenario, evaluations: list[Evaluation], referenc
             bpw=number(w.bits_per_weight, lang),
         )
     )
-    layout = kv_layout(arch, scenario.kv_dtype, 1)
-    per_block, block_bytes = KV_BLOCKS[scenario.kv_dtype]
-    elem = number(block_bytes / per_block, lang, 4 if per_block > 1 else 0)
-    if arch.is_mla:
-        lines.append(
-            text(
-                "line_kv_mla",
-                lang,
-                layers=layout.full_layers,
-                latent=arch.kv_lora_rank,
-                rope=arch.qk_rope_head_dim,
-                elem=elem,
-                kv=scenario.kv_dtype,
-                bytes=integer(layout.full_bytes_per_token, lang),
-            )
-        )
-    else:
-        lines.append(
-            text(
-                "line_kv_gqa",
-                lang,
-                layers=layout.full_layers,
-                heads=arch.num_kv_heads,
-                head_dim=arch.head_dim,
-                elem=elem,
-                kv=scenario.kv_dtype,
-                bytes=integer(layout.full_bytes_per_token, lang),
-            )
-        )
-    if layout.sliding_layers:
-        cells = (
-            llamacpp_sliding_cells(layout)
-            if scenario.engine in ("llamacpp", "ollama")
-            else min(scenario.context, layout.sliding_window or scenario.context)
-        )
-        lines.append(
-            text(
-                "line_kv_sliding",
-                lang,
-                layers=layout.sliding_layers,
-                per_layer=integer(layout.bytes_per_token_per_layer, lang),
-                cells=integer(min(cells or scenario.context, scenario.context), lang),
-            )
-        )
     est = reference.estimate
-    per_seq = est.kv_bytes_per_sequence
-    lines.append(
-        text(
-            "line_kv_total",
-            lang,
-            per_seq=number(per_seq / GB, lang, 3),
-            context=integer(scenario.context, lang),
-            users=integer(scenario.users, lang),
-            gb=_gb(per_seq * scenario.users, lang),
-        )
-    )
-    per_gpu = text("per_gpu", lang) if est.gpus > 1 else ""
-    parts = ", ".join(
-        text(f"part_{key}", lang, gb=_gb(value, lang)) + per_gpu for key, value in est.overhead_parts
-    )
-    lines.append(
-        text(
-            "line_overhead",
-            lang,
-            engine=ENGINE_LABELS[scenario.engine],
-            parts=parts,
-            gb=_gb(est.overhead_bytes, lang),
-        )
-    )
-    total = scenario.weights.bytes + per_seq * scenario.users + est.overhead_bytes
+    lines.extend(_kv_lines(scenario, est))
+    lines.append(_overhead_line(scenario, est))
+    kv_total = est.kv_bytes_per_sequence * scenario.users
+    total = scenario.weights.bytes + kv_total + est.overhead_bytes
     lines.append(
         text(
             "line_total",
             lang,
             weights=_gb(scenario.weights.bytes, lang),
-            kv=_gb(per_seq * scenario.users, lang),
+            kv=_gb(kv_total, lang),
             overhead=_gb(est.overhead_bytes, lang),
             total=_gb(total, lang),
             label=reference.option.label,
@@ -358,9 +302,116 @@ def arithmetic_lines(scenario: Scenario, evaluations: list[Evaluation], referenc
     return lines
 
 
+def tensor_parallel(scenario: Scenario, est: Estimate) -> int:
+    """GPUs that split each layer's KV heads: vLLM's TP degree; llama.cpp and transformers split
+    by layers, so every token's cache is on one GPU."""
+    return est.gpus // est.pipeline if scenario.engine == "vllm" else 1
+
+
+def kv_copies_shown(arch: Architecture, layout: KvLayout, tp: int) -> bool:
+    """Whether the per-GPU cache times the TP degree is more than one copy of the model's cache
+    (the MLA latent on every GPU; KV heads fewer than, or not divisible by, the TP degree)."""
+    return tp > 1 and (arch.is_mla or layout.heads_per_gpu * tp != arch.num_kv_heads)
+
+
+def _kv_lines(scenario: Scenario, est: Estimate) -> list[str]:
+    """Per-token cache, sliding layers and the per-sequence total, in the bytes the total uses."""
+    lang, arch = scenario.lang, scenario.model.arch
+    tp = tensor_parallel(scenario, est)
+    layout = kv_layout(arch, scenario.kv_dtype, tp)
+    copies = kv_copies_shown(arch, layout, tp)
+    shown = layout if copies else kv_layout(arch, scenario.kv_dtype, 1)
+    per_block, block_bytes = KV_BLOCKS[scenario.kv_dtype]
+    fields = {
+        "layers": shown.full_layers,
+        "elem": number(block_bytes / per_block, lang, 4 if per_block > 1 else 0),
+        "kv": scenario.kv_dtype,
+        "bytes": integer(shown.full_bytes_per_token, lang),
+    }
+    if arch.is_mla:
+        line = text("line_kv_mla", lang, latent=arch.kv_lora_rank, rope=arch.qk_rope_head_dim, **fields)
+    else:
+        line = text("line_kv_gqa", lang, heads=shown.heads_per_gpu, head_dim=arch.head_dim, **fields)
+    if copies:
+        line += text("kv_copies", lang, gpus=tp, total=integer(layout.full_bytes_per_token * tp, lang))
+    lines = [line]
+    tokens = _kv_tokens(scenario)
+    if layout.sliding_layers:
+        cells = _sliding_cells(scenario, layout)
+        lines.append(
+            text(
+                "line_kv_sliding",
+                lang,
+                layers=layout.sliding_layers,
+                per_layer=integer(layout.bytes_per_token_per_layer * tp, lang),
+                cells=integer(min(cells, tokens), lang),
+            )
+        )
+    per_seq = est.kv_bytes_per_sequence
+    blocks = text("kv_blocks", lang, tokens=integer(tokens, lang)) if tokens != scenario.context else ""
+    lines.append(
+        text(
+            "line_kv_total",
+            lang,
+            per_seq=number(per_seq / GB, lang, 3),
+            context=integer(scenario.context, lang) + blocks,
+            users=integer(scenario.users, lang),
+            gb=_gb(per_seq * scenario.users, lang),
+        )
+    )
+    return lines
+
+
+def _kv_tokens(scenario: Scenario) -> int:
+    """Tokens of cache one sequence holds: vLLM allocates whole 16-token blocks."""
+    if scenario.engine == "vllm":
+        return math.ceil(scenario.context / VLLM_BLOCK_SIZE) * VLLM_BLOCK_SIZE
+    return scenario.context
+
+
+def _sliding_cells(scenario: Scenario, layout: KvLayout) -> int:
+    if scenario.engine in ("llamacpp", "ollama"):
+        return llamacpp_sliding_cells(layout) or scenario.context
+    if scenario.engine == "vllm" and layout.sliding_window:
+        return layout.sliding_window + VLLM_BLOCK_SIZE
+    return layout.sliding_window or scenario.context
+
+
+def _overhead_line(scenario: Scenario, est: Estimate) -> str:
+    """The engine's overhead: per-GPU parts times the GPUs, plus parts counted once."""
+    lang = scenario.lang
+    once = {"prefill_activation"} if scenario.engine == "transformers" else set()
+    per_gpu = [(key, value) for key, value in est.overhead_parts if key not in once]
+    whole = [(key, value) for key, value in est.overhead_parts if key in once]
+
+    def listed(parts: list[tuple[str, int]]) -> str:
+        return " + ".join(text(f"part_{key}", lang, gb=_gb(value, lang)) for key, value in parts)
+
+    engine = ENGINE_LABELS[scenario.engine]
+    if est.gpus == 1:
+        return text(
+            "line_overhead",
+            lang,
+            engine=engine,
+            parts=listed(est.overhead_parts),
+            gb=_gb(est.overhead_bytes, lang),
+        )
+    extra = (" + " + listed(whole)) if whole else ""
+    return text(
+        "line_overhead_gpus",
+        lang,
+        engine=engine,
+        parts=listed(per_gpu),
+        gpus=est.gpus,
+        extra=extra,
+        gb=_gb(est.overhead_bytes, lang),
+    )
+
+
 def _option_line(scenario: Scenario, ev: Evaluation) -> str:
     lang, est = scenario.lang, ev.estimate
-    room = max(0, est.kv_room_bytes)
+    # A negative room is printed as such, so that usable - weights - overhead still adds up.
+    room = est.kv_room_bytes
     fields = {
         "label": ev.option.label,
         "usable": number(ev.option.usable_gb, lang),
@@ -370,8 +421,8 @@ def _option_line(scenario: Scenario, ev: Evaluation) -> str:
         "context": integer(scenario.context, lang),
     }
     if scenario.engine == "vllm":
-        seq_tokens = est.kv_bytes_per_sequence / scenario.context if scenario.context else 0
-        tokens = int(room / seq_tokens) if seq_tokens else 0
+        seq_tokens = est.kv_bytes_per_sequence / _kv_tokens(scenario)
+        tokens = int(max(0, room) / seq_tokens) if seq_tokens else 0
         # vLLM's own overhead inside its budget: activation + non-torch (context and graphs sit in the slack).
         inside = sum(b for key, b in est.overhead_parts if key in ("activation", "non_torch")) * est.gpus
         line = text(
@@ -392,6 +443,17 @@ def _option_line(scenario: Scenario, ev: Evaluation) -> str:
                 "line_slack", lang, label=ev.option.label, slack=_gb(slack, lang), need=_gb(need, lang)
             )
         return line
+    if scenario.engine == "transformers":
+        # The prefill activations grow with each sequence, so they share the room with the KV.
+        context_bytes = sum(b for key, b in est.overhead_parts if key == "cuda_context") * est.gpus
+        per_seq = est.kv_bytes_per_sequence + (est.overhead_bytes - context_bytes) / scenario.users
+        return text(
+            "line_option_transformers",
+            lang,
+            overhead=_gb(context_bytes, lang),
+            per_seq=number(per_seq / GB, lang, 3),
+            **fields,
+        )
     host = scenario.weights.bytes - est.weights_bytes
     if host > 0:
         # llama.cpp keeps the input embedding (token lookup table) in host RAM, not on the GPU.

@@ -55,7 +55,8 @@ def _model(case: dict[str, Any]) -> tuple[Architecture, int | None]:
 
 def weights_case(case: dict[str, Any]) -> CaseResult:
     arch, override = _model(case)
-    predicted = weights(arch, case["precision"], override).bytes / UNITS[case["unit"]]
+    gguf = bool(case.get("gguf"))  # the GGUF file llama.cpp loads, not the safetensors checkpoint
+    predicted = weights(arch, case["precision"], override, gguf=gguf).bytes / UNITS[case["unit"]]
     return CaseResult("weights", case["id"], case["value"], predicted, case["unit"])
 
 

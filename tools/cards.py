@@ -48,6 +48,7 @@ def _card_facts() -> dict[str, CardFacts]:
             fp8=raw.get("fp8"),
             vendor=raw.get("vendor", "nvidia"),
             marketing=raw.get("marketing", ""),
+            kind=raw.get("kind", "datacenter"),
         )
         facts[card.id] = CardFacts(card, usable)
     return facts

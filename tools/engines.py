@@ -70,10 +70,11 @@ DECODE_BANDWIDTH_EFFICIENCY = 0.62
 
 
 class Hardware(NamedTuple):
-    gpus: int
+    gpus: int  # in all, over every node
     usable_bytes_per_gpu: int
     bandwidth_gbps: float | None
     card_id: str
+    nodes: int = 1  # vLLM: pipeline-parallel stages, one node of gpus / nodes GPUs each
 
 
 class Estimate(NamedTuple):
@@ -93,6 +94,7 @@ class Estimate(NamedTuple):
     headroom_bytes: int
     slack_ok: bool  # vLLM: the 1 - utilization slack holds the CUDA context and graphs
     scheduler: tuple[int, int] | None  # vLLM (max_num_seqs, max_num_batched_tokens)
+    pipeline: int = 1  # pipeline-parallel stages (nodes); gpus / pipeline is the TP degree
 
 
 def check_engine(engine: str) -> str:
@@ -132,7 +134,8 @@ def estimate_vllm(
 ) -> Estimate:
     """vLLM on `hw.gpus` GPUs in tensor parallel. v0_profile reproduces the V0 engine (removed in
     vLLM 0.10), whose profiling run pushed max_model_len tokens through at once (calibration C1/C2)."""
-    tp = hw.gpus
+    pp = max(1, hw.nodes)
+    tp = hw.gpus // pp
     layout = kv_layout(arch, kv_dtype, tp)
     if v0_profile:
         default_seqs, batched = VLLM_SMALL_DEFAULTS[0], max(context, VLLM_SMALL_DEFAULTS[1])
@@ -142,37 +145,41 @@ def estimate_vllm(
     max_num_seqs = max(default_seqs, users)
     budget = int(utilization * hw.usable_bytes_per_gpu)
     activation = vllm_activation_bytes(arch, max_num_seqs, batched, tp)
-    non_torch = int(VLLM_NON_TORCH_TP1 if tp == 1 else VLLM_NON_TORCH_TP)
-    weights_per_gpu = math.ceil(weights_bytes / tp)
+    non_torch = int(VLLM_NON_TORCH_TP1 if hw.gpus == 1 else VLLM_NON_TORCH_TP)
+    weights_per_gpu = math.ceil(weights_bytes / hw.gpus)
     pool = budget - weights_per_gpu - activation - non_torch
-    seq = layout.sequence_bytes(_blocks(context), sliding_cells=_sliding_cells_vllm(layout))
+    # Pipeline stages split the layers, so each GPU holds 1/pp of the sequence's cache.
+    seq = math.ceil(layout.sequence_bytes(_blocks(context), sliding_cells=_sliding_cells_vllm(layout)) / pp)
     max_seqs = max(0, pool // seq) if seq else 0
     slack = hw.usable_bytes_per_gpu - budget
     outside = CUDA_CONTEXT_BYTES + VLLM_CUDA_GRAPH_BYTES
     slack_ok = slack >= outside
     needed = users * seq
-    fits = pool > 0 and pool >= needed and slack_ok
+    # vLLM refuses a TP degree that does not divide the attention heads (parallel_state check).
+    fits = pool > 0 and pool >= needed and slack_ok and arch.num_heads % tp == 0
     parts = [
         ("activation", activation),
         ("non_torch", non_torch),
         ("cuda_context", CUDA_CONTEXT_BYTES),
         ("cuda_graphs", VLLM_CUDA_GRAPH_BYTES),
     ]
+    gpus = hw.gpus
     return Estimate(
         engine="vllm",
-        gpus=tp,
-        budget_bytes=budget * tp,
-        weights_bytes=weights_per_gpu * tp,
-        overhead_bytes=sum(b for _, b in parts) * tp,
+        gpus=gpus,
+        budget_bytes=budget * gpus,
+        weights_bytes=weights_per_gpu * gpus,
+        overhead_bytes=sum(b for _, b in parts) * gpus,
         overhead_parts=parts,
         kv_bytes_per_token=layout.full_bytes_per_token * tp,
-        kv_bytes_per_sequence=seq * tp,
-        kv_room_bytes=pool * tp,
+        kv_bytes_per_sequence=seq * gpus,
+        kv_room_bytes=pool * gpus,
         max_concurrent_sequences=int(max_seqs),
         fits=fits,
-        headroom_bytes=(pool - needed) * tp,
+        headroom_bytes=(pool - needed) * gpus,
         slack_ok=slack_ok,
         scheduler=(max_num_seqs, batched),
+        pipeline=pp,
     )
 
 

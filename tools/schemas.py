@@ -104,6 +104,8 @@ class Card(BaseModel):
     fp8: bool | None = None
     vendor: str = "nvidia"
     marketing: str = ""
+    # datacenter | workstation | consumer | apple (unified memory; usable = the GPU's wired share)
+    kind: str = "datacenter"
 
 
 class CardClass(BaseModel):
