@@ -35,7 +35,7 @@ from tools.precision import (
     token_embedding_bytes,
     weights,
 )
-from tools.schemas import CardOption, Language, SizingRequest, SizingResult
+from tools.schemas import Card, CardOption, Language, SizingRequest, SizingResult
 from tools.texts import counted, integer, number, text
 
 GB = 1e9
@@ -94,6 +94,7 @@ class Scenario(NamedTuple):
     weights: Weights
     embedding_bytes: int
     lang: Language
+    host_note: str | None = None  # why the engine was switched (Apple silicon, CPU only)
 
 
 class Evaluation(NamedTuple):
@@ -118,6 +119,11 @@ def build_scenario(request: SizingRequest) -> Scenario:
     if not (isinstance(utilization, int | float) and 0.05 <= utilization <= 1.0):
         raise InvalidInputError(f"gpu_memory_utilization must be between 0.05 and 1.0, got {utilization!r}")
     engine = check_engine(request.engine)
+    host = _host_kind(request.gpu)
+    host_note = None
+    if host in ("apple", "cpu") and engine == "vllm":
+        # vLLM serves CUDA/ROCm GPUs; on a Mac or a CPU the engine people run is llama.cpp.
+        engine, host_note = "llamacpp", f"host_{host}_engine"
     precision = check_precision(request.precision)
     if precision not in _ENGINE_PRECISIONS[engine]:
         raise InvalidInputError(
@@ -133,8 +139,27 @@ def build_scenario(request: SizingRequest) -> Scenario:
     model = resolve_request_model(request)
     w, embedding = model_weights(model, precision, engine)
     return Scenario(
-        model, precision, kv_dtype, engine, context, users, float(utilization), w, embedding, request.lang
+        model,
+        precision,
+        kv_dtype,
+        engine,
+        context,
+        users,
+        float(utilization),
+        w,
+        embedding,
+        request.lang,
+        host_note,
     )
+
+
+def _host_kind(gpu: str | None) -> str | None:
+    """The kind of one requested card (apple, cpu, ...), None for card classes or no card."""
+    wanted = (gpu or "").strip().lower().replace(" ", "")
+    if not wanted or wanted in {c.id for c in card_classes()}:
+        return None
+    card, _ = parse_gpu_spec(gpu or "")
+    return card.kind
 
 
 def model_weights(model: ResolvedModel, precision: str, engine: str) -> tuple[Weights, int]:
@@ -178,10 +203,14 @@ def candidates(gpu: str | None, lang: Language = "en") -> list[Candidate]:
             return chosen
         card, count = parse_gpu_spec(gpu or "")
         facts = card_facts(card.id)
-        hw = Hardware(count, facts.usable_bytes, card.bandwidth_gbps, card.id)
+        hw = Hardware(count, facts.usable_bytes, card.bandwidth_gbps, card.id, accelerator=accelerator(card))
         label = card.name if count == 1 else f"{count}× {card.name}"
         return [Candidate(None, card.id if count == 1 else f"{card.id}:{count}", label, [hw], {}, {}, {})]
     return classes
+
+
+def accelerator(card: Card) -> str:
+    return {"apple": "metal", "cpu": "cpu"}.get(card.kind, "cuda")
 
 
 def estimate(scenario: Scenario, hw: Hardware) -> Estimate:
@@ -269,6 +298,8 @@ def arithmetic_lines(scenario: Scenario, evaluations: list[Evaluation], referenc
     lines = []
     if info.reference_note:
         lines.append(info.reference_note)
+    if scenario.host_note:
+        lines.append(text(scenario.host_note, lang))
     lines.append(
         text(
             "line_weights",

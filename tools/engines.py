@@ -75,6 +75,8 @@ class Hardware(NamedTuple):
     bandwidth_gbps: float | None
     card_id: str
     nodes: int = 1  # vLLM: pipeline-parallel stages, one node of gpus / nodes GPUs each
+    # "cuda" (NVIDIA and ROCm), "metal" (Apple unified memory) or "cpu" (system RAM)
+    accelerator: str = "cuda"
 
 
 class Estimate(NamedTuple):
@@ -216,10 +218,14 @@ def estimate_llamacpp(
     """Weights (less the input embedding, which llama.cpp keeps in host RAM) + KV for
     context × parallel slots + compute buffer + CUDA context, split by layers over the GPUs."""
     layout = kv_layout(arch, kv_dtype, 1)
-    on_gpu = weights_bytes - (0 if arch.tie_embeddings else embedding_bytes)
+    # On a CPU the input embedding is in the same RAM as everything else.
+    host_embedding = 0 if arch.tie_embeddings or hw.accelerator == "cpu" else embedding_bytes
+    on_gpu = weights_bytes - host_embedding
     seq = layout.sequence_bytes(context, sliding_cells=llamacpp_sliding_cells(layout))
     compute = llamacpp_compute_buffer_bytes(arch, context * users)
-    parts = [("compute_buffer", compute), ("cuda_context", CUDA_CONTEXT_BYTES)]
+    parts = [("compute_buffer", compute)]
+    if hw.accelerator == "cuda":
+        parts.append(("cuda_context", CUDA_CONTEXT_BYTES))
     overhead = sum(b for _, b in parts) * hw.gpus
     budget = hw.usable_bytes_per_gpu * hw.gpus
     room = budget - on_gpu - overhead
@@ -251,10 +257,13 @@ def estimate_transformers(
     per_token = VLLM_FORWARD_BYTES_PER_ELEMENT * (arch.ffn_width_per_token + arch.hidden_size)
     per_sequence_activation = per_token * context + TRANSFORMERS_LOGIT_BYTES * arch.vocab_size
     activation = per_sequence_activation * users
-    parts = [("prefill_activation", activation), ("cuda_context", CUDA_CONTEXT_BYTES)]
-    overhead = activation + CUDA_CONTEXT_BYTES * hw.gpus
+    context_bytes = CUDA_CONTEXT_BYTES if hw.accelerator == "cuda" else 0
+    parts = [("prefill_activation", activation)]
+    if context_bytes:
+        parts.append(("cuda_context", context_bytes))
+    overhead = activation + context_bytes * hw.gpus
     budget = hw.usable_bytes_per_gpu * hw.gpus
-    room = budget - weights_bytes - CUDA_CONTEXT_BYTES * hw.gpus
+    room = budget - weights_bytes - context_bytes * hw.gpus
     needed = users * (seq + per_sequence_activation)
     return Estimate(
         engine="transformers",

@@ -106,6 +106,7 @@ class Card(BaseModel):
     marketing: str = ""
     # datacenter | workstation | consumer | apple (unified memory; usable = the GPU's wired share)
     kind: str = "datacenter"
+    suggested: bool = True  # proposed by suggestions/escalation; False: sized only when named
 
 
 class CardClass(BaseModel):
