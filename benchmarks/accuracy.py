@@ -17,13 +17,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tools.calibration import CaseResult, all_results
 
-TARGETS = {"weights": 0.03, "vllm_kv_pool": 0.10}
+TARGETS = {"weights": 0.03, "vllm_kv_pool": 0.10, "finetune": 0.15}
 TITLES = {
     "weights": "Weights vs published file sizes and engine load logs",
     "vllm_kv_pool": "vLLM KV pool vs logged 'KV cache' / 'Available KV cache memory'",
     "vllm_concurrency": "vLLM maximum concurrency vs logged 'Maximum concurrency'",
     "kv_cache": "KV cache vs llama.cpp / Ollama / vLLM log lines and the HF table",
     "llamacpp_compute_buffer": "llama.cpp compute buffer vs log",
+    "finetune": "Fine-tuning peak memory vs torchtune / LongLoRA / Unsloth (all held out)",
 }
 
 

@@ -515,6 +515,10 @@ def calculate_vram(request: SizingRequest) -> SizingResult:
     the recommendation, the quantization caveat and what would make it fit."""
     from tools.advice import alternatives, recommendation, suggestions
 
+    if request.finetune is not None:
+        from tools.training import size_finetune
+
+        return size_finetune(request)
     scenario = build_scenario(request)
     evaluations = [evaluate(scenario, c) for c in candidates(request.gpu, request.lang)]
     fitting = [ev for ev in evaluations if ev.option.fits]

@@ -123,6 +123,25 @@ def compute_buffer_case(case: dict[str, Any]) -> CaseResult:
     )
 
 
+def finetune_case(case: dict[str, Any]) -> CaseResult:
+    from tools.finetune import FinetuneSpec, check_spec, training_memory
+
+    arch, override = _model(case)
+    spec = check_spec(
+        FinetuneSpec(
+            method=case["method"],
+            lora_rank=int(case.get("lora_rank", 16)),
+            batch=int(case["batch"]),
+            seq=int(case["seq"]),
+            optimizer=case["optimizer"],
+            gradient_checkpointing=bool(case["gradient_checkpointing"]),
+            targets=tuple(case.get("targets", ["all"])),
+        )
+    )
+    memory = training_memory(arch, override or arch.total_params(), spec)
+    return CaseResult("finetune", case["id"], case["value"], memory.total / UNITS[case["unit"]], case["unit"])
+
+
 def all_results() -> list[CaseResult]:
     cases = load_cases()
     return [
@@ -131,6 +150,7 @@ def all_results() -> list[CaseResult]:
         *(vllm_concurrency_case(c) for c in cases["vllm_concurrency"]),
         *(kv_case(c) for c in cases["kv_cache"]),
         *(compute_buffer_case(c) for c in cases["llamacpp_compute_buffer"]),
+        *(finetune_case(c) for c in cases.get("finetune", [])),
     ]
 
 

@@ -9,6 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tools.finetune import FinetuneBreakdown, FinetuneSpec
+
 Language = Literal["en", "es"]
 
 
@@ -30,6 +32,9 @@ class SizingRequest(BaseModel):
     config: dict | None = Field(default=None, description="A Hugging Face config.json as a dict.")
     params_b: float | None = Field(default=None, description="Explicit parameter count in billions.")
     lang: Language = Field(default="en", description="Language of every text in the result.")
+    finetune: FinetuneSpec | None = Field(
+        default=None, description="Size training (full, LoRA, QLoRA) instead of serving."
+    )
 
 
 class ModelInfo(BaseModel):
@@ -87,6 +92,8 @@ class SizingResult(BaseModel):
     # When no option fits: hardware beyond the compared options that holds this request unchanged
     # (more GPUs of the largest option, or as many larger cards), each computed like an option.
     alternatives: list[CardOption] = []
+    # Fine-tuning requests: the training memory per GPU, part by part (total_gb is its total).
+    finetune: FinetuneBreakdown | None = None
 
 
 class Card(BaseModel):

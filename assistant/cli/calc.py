@@ -25,6 +25,7 @@ from tools.texts import integer, number
 if TYPE_CHECKING:
     from assistant.settings import Settings
     from tools import SizingResult
+    from tools.finetune import FinetuneSpec
     from tools.schemas import Language
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*")
@@ -54,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--users", default="1", help="concurrent sequences (default 1)")
     parser.add_argument("--kv-dtype", default=None, help="KV cache: bf16 fp16 fp8 q8_0 q4_0 (default 16-bit)")
     parser.add_argument(
-        "--engine", default="vllm", help="vllm | llamacpp | ollama | transformers (default vllm)"
+        "--engine", default=None, help="vllm | llamacpp | ollama | transformers (default vllm)"
     )
     parser.add_argument(
         "--gpu", default=None, metavar="ID[:N]", help="one card, optionally N of them (h100-80gb:2)"
@@ -66,6 +67,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--config", default=None, metavar="PATH", help="a Hugging Face config.json to size instead"
     )
     parser.add_argument("--lang", default="en", help="language of the texts: en | es (default en)")
+    training = parser.add_argument_group("fine-tuning (sizes training instead of serving)")
+    training.add_argument("--finetune", default=None, metavar="METHOD", help="full | lora | qlora")
+    training.add_argument("--lora-rank", default="16", help="LoRA rank (default 16)")
+    training.add_argument("--batch", default="1", help="micro-batch per GPU (default 1)")
+    training.add_argument(
+        "--seq", default="2048", help="tokens per training sequence, e.g. 4096 or 8k (default 2048)"
+    )
+    training.add_argument("--optimizer", default="adamw", help="adamw | adamw8bit | sgd (default adamw)")
+    training.add_argument(
+        "--gradient-checkpointing",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="recompute activations in the backward pass (default on)",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
     parser.set_defaults(handler=run)
 
@@ -86,6 +101,24 @@ def parse_fraction(name: str, value: str) -> float:
         return float(value)
     except ValueError:
         raise InvalidInputError(f"--{name} {value!r} must be a number between 0.05 and 1.0") from None
+
+
+def finetune_spec(args: argparse.Namespace) -> FinetuneSpec:
+    """--finetune and its knobs; a serving engine next to it is one clear error."""
+    from tools.finetune import FinetuneSpec
+
+    if args.engine is not None and args.engine.strip().lower() != "transformers":
+        raise InvalidInputError(
+            f"--finetune sizes training, not serving: --engine {args.engine} does not apply; drop --engine"
+        )
+    return FinetuneSpec(
+        method=args.finetune,
+        lora_rank=parse_count("lora-rank", args.lora_rank),
+        batch=parse_count("batch", args.batch),
+        seq=parse_count("seq", args.seq),
+        optimizer=args.optimizer,
+        gradient_checkpointing=args.gradient_checkpointing,
+    )
 
 
 def read_config(path: str) -> dict[str, Any]:
@@ -110,18 +143,22 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
         raise InvalidInputError(f"--lang {args.lang!r} is not a language of the texts; valid choices: en, es")
     if not args.model.strip() and not args.config:
         raise InvalidInputError("give a MODEL (catalog id, alias or bare size such as 70b) or --config PATH")
-    request = SizingRequest(
-        model=args.model,
-        precision=args.precision,
-        context=parse_count("context", args.context),
-        users=parse_count("users", args.users),
-        kv_dtype=args.kv_dtype,
-        engine=args.engine,
-        gpu=args.gpu,
-        gpu_memory_utilization=parse_fraction("gpu-memory-utilization", args.gpu_memory_utilization),
-        config=read_config(args.config) if args.config else None,
-        lang=lang,  # type: ignore[arg-type]
-    )
+    fields: dict[str, Any] = {
+        "model": args.model,
+        "precision": args.precision,
+        "context": parse_count("context", args.context),
+        "users": parse_count("users", args.users),
+        "kv_dtype": args.kv_dtype,
+        "gpu": args.gpu,
+        "gpu_memory_utilization": parse_fraction("gpu-memory-utilization", args.gpu_memory_utilization),
+        "config": read_config(args.config) if args.config else None,
+        "lang": lang,
+    }
+    if args.engine is not None:
+        fields["engine"] = args.engine
+    if args.finetune is not None:
+        fields["finetune"] = finetune_spec(args)
+    request = SizingRequest(**fields)
     result = calculate_vram(request)
     stream = out or sys.stdout
     if args.json:
@@ -151,6 +188,9 @@ def render_table(result: SizingResult) -> str:
         f"{integer(result.users, lang)} · "
         f"KV {result.kv_dtype}"
     )
+    if result.finetune is not None:
+        ft = result.finetune
+        header = f"{model.name} · {ft.method} · {ft.optimizer} · {ft.batch} × {integer(ft.seq, lang)} tokens"
     rows = [_HEADERS[lang]]
     for o in result.options:
         rows.append(
@@ -186,4 +226,7 @@ def render_table(result: SizingResult) -> str:
 
 
 def _is_spanish(result: SizingResult) -> bool:
-    return any(line.startswith(("Pesos:", "Caché KV")) for line in result.arithmetic)
+    return any(
+        line.startswith(("Pesos:", "Caché KV", "Modelo base congelado", "Ajuste completo"))
+        for line in result.arithmetic
+    )
