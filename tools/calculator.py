@@ -25,6 +25,7 @@ from tools.engines import (
     llamacpp_sliding_cells,
 )
 from tools.errors import InvalidInputError, UnknownModelError
+from tools.hub import HubLookup, looks_like_hub_id, resolve_hub_model
 from tools.kv_cache import KV_BLOCKS, KvLayout, check_kv_dtype, kv_layout
 from tools.precision import (
     GGUF_PRECISIONS,
@@ -111,7 +112,7 @@ def _check_positive_int(name: str, value: object, limit: int) -> int:
     return value
 
 
-def build_scenario(request: SizingRequest) -> Scenario:
+def build_scenario(request: SizingRequest, hub: HubLookup | None = None) -> Scenario:
     """Validate the request and work out the card-independent facts (raises SizingError)."""
     context = _check_positive_int("context", request.context, MAX_CONTEXT)
     users = _check_positive_int("users", request.users, MAX_USERS)
@@ -124,7 +125,12 @@ def build_scenario(request: SizingRequest) -> Scenario:
     if host in ("apple", "cpu") and engine == "vllm":
         # vLLM serves CUDA/ROCm GPUs; on a Mac or a CPU the engine people run is llama.cpp.
         engine, host_note = "llamacpp", f"host_{host}_engine"
+    model = resolve_request_model(request, hub)
     precision = check_precision(request.precision)
+    # A Hub checkpoint is sized in the format it ships in, where this engine loads it.
+    checkpoint = model.checkpoint[0] if model.checkpoint else None
+    if checkpoint in _ENGINE_PRECISIONS[engine] and "precision" not in request.model_fields_set:
+        precision = checkpoint or precision
     if precision not in _ENGINE_PRECISIONS[engine]:
         raise InvalidInputError(
             f"precision {precision!r} is not a format {ENGINE_LABELS[engine]} loads; "
@@ -136,7 +142,6 @@ def build_scenario(request: SizingRequest) -> Scenario:
             f"kv dtype {kv_dtype!r} is not a cache type of {ENGINE_LABELS[engine]}; "
             f"valid choices with {engine}: {', '.join(_ENGINE_KV[engine])}"
         )
-    model = resolve_request_model(request)
     w, embedding = model_weights(model, precision, engine)
     return Scenario(
         model,
@@ -166,13 +171,16 @@ def model_weights(model: ResolvedModel, precision: str, engine: str) -> tuple[We
     """The weights and the input-embedding bytes of the files this engine loads."""
     gguf = engine in ("llamacpp", "ollama")
     w = weights(model.arch, precision, model.params_override, gguf=gguf)
+    exact = model.checkpoint[1] if model.checkpoint and model.checkpoint[0] == precision else None
+    if exact and not gguf:
+        w = w._replace(bytes=exact, note="checkpoint")  # byte for byte, from the headers
     embedding = token_embedding_bytes(model.arch, precision, gguf=gguf)
     if model.params_override:
         embedding = round(embedding * model.params_override / model.arch.total_params())
     return w, embedding
 
 
-def resolve_request_model(request: SizingRequest) -> ResolvedModel:
+def resolve_request_model(request: SizingRequest, hub: HubLookup | None = None) -> ResolvedModel:
     if request.params_b is not None and not (
         isinstance(request.params_b, int | float) and request.params_b > 0
     ):
@@ -183,7 +191,17 @@ def resolve_request_model(request: SizingRequest) -> ResolvedModel:
         return reference_model(float(request.params_b), request.lang, request.model.strip() or None)
     if not request.model.strip():
         raise UnknownModelError("", ["a catalog id such as llama-3.1-70b", "or a bare size such as 70b"])
+    if looks_like_hub_id(request.model) and (hub is not None or not _in_catalog(request.model)):
+        return resolve_hub_model(request.model, hub, request.lang)
     return resolve(request.model, request.lang)
+
+
+def _in_catalog(name: str) -> bool:
+    try:
+        resolve(name)
+    except UnknownModelError:
+        return False
+    return True
 
 
 def candidates(gpu: str | None, lang: Language = "en") -> list[Candidate]:
@@ -510,7 +528,7 @@ def required_usable_bytes(scenario: Scenario, est: Estimate) -> int:
     return int(max(inside / scenario.utilization, needed))
 
 
-def calculate_vram(request: SizingRequest) -> SizingResult:
+def calculate_vram(request: SizingRequest, hub: HubLookup | None = None) -> SizingResult:
     """Size a model on every card class (or the requested card): the arithmetic, the verdicts,
     the recommendation, the quantization caveat and what would make it fit."""
     from tools.advice import alternatives, recommendation, suggestions
@@ -518,8 +536,8 @@ def calculate_vram(request: SizingRequest) -> SizingResult:
     if request.finetune is not None:
         from tools.training import size_finetune
 
-        return size_finetune(request)
-    scenario = build_scenario(request)
+        return size_finetune(request, hub)
+    scenario = build_scenario(request, hub)
     evaluations = [evaluate(scenario, c) for c in candidates(request.gpu, request.lang)]
     fitting = [ev for ev in evaluations if ev.option.fits]
     reference = fitting[0] if fitting else evaluations[-1]

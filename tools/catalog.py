@@ -27,6 +27,9 @@ class ResolvedModel(NamedTuple):
     info: ModelInfo
     arch: Architecture
     params_override: int | None  # set when a reference architecture is scaled to a bare size
+    # A Hub checkpoint's own precision, and the bytes of its safetensors tensors when the
+    # headers were published (exact).
+    checkpoint: tuple[str, int | None] | None = None
 
 
 class _Entry(NamedTuple):

@@ -20,6 +20,7 @@ from tools.finetune import (
     max_batch,
     training_memory,
 )
+from tools.hub import HubLookup
 from tools.schemas import CardOption, Language, SizingRequest, SizingResult
 from tools.texts import integer, number, text
 
@@ -197,13 +198,13 @@ def _suggestions(model: ResolvedModel, spec: FinetuneSpec, target: Candidate, la
     return out
 
 
-def size_finetune(request: SizingRequest) -> SizingResult:
+def size_finetune(request: SizingRequest, hub: HubLookup | None = None) -> SizingResult:
     """Training memory of the request's model on every card class (or the requested card)."""
     assert request.finetune is not None
     spec = check_spec(request.finetune)
     _check_engine(request)
     lang = request.lang
-    model = resolve_request_model(request)
+    model = resolve_request_model(request, hub)
     compared = candidates(request.gpu, lang)
     evaluated = [(_evaluate(model, spec, c, lang), c) for c in compared]
     fitting = [(pair, c) for pair, c in evaluated if pair[0].fits]

@@ -159,7 +159,9 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
     if args.finetune is not None:
         fields["finetune"] = finetune_spec(args)
     request = SizingRequest(**fields)
-    result = calculate_vram(request)
+    from assistant.hub_client import hub_from_settings
+
+    result = calculate_vram(request, hub=hub_from_settings(settings))
     stream = out or sys.stdout
     if args.json:
         stream.write(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n")
