@@ -143,6 +143,10 @@ def build_scenario(request: SizingRequest, hub: HubLookup | None = None) -> Scen
             f"valid choices with {engine}: {', '.join(_ENGINE_KV[engine])}"
         )
     w, embedding = model_weights(model, precision, engine)
+    if request.file_weights is not None:
+        # A GGUF header lists every tensor's type and size: nothing to derive.
+        w = Weights(request.file_weights.bytes, model.info.params, "gguf_file")
+        embedding = request.file_weights.token_embedding_bytes
     return Scenario(
         model,
         precision,

@@ -14,6 +14,16 @@ from tools.finetune import FinetuneBreakdown, FinetuneSpec
 Language = Literal["en", "es"]
 
 
+class FileWeights(BaseModel):
+    """Weights read from a model file's header (a local GGUF): exact, not derived."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bytes: int = Field(description="Bytes of every tensor in the file.")
+    token_embedding_bytes: int = Field(default=0, description="Bytes of token_embd (kept in host RAM).")
+    source: str = Field(default="", description="Where the figures come from (the file name).")
+
+
 class SizingRequest(BaseModel):
     """One sizing question: a model at a precision, a context, a number of concurrent users."""
 
@@ -32,6 +42,9 @@ class SizingRequest(BaseModel):
     config: dict | None = Field(default=None, description="A Hugging Face config.json as a dict.")
     params_b: float | None = Field(default=None, description="Explicit parameter count in billions.")
     lang: Language = Field(default="en", description="Language of every text in the result.")
+    file_weights: FileWeights | None = Field(
+        default=None, description="Exact weights from a model file's header (with config)."
+    )
     finetune: FinetuneSpec | None = Field(
         default=None, description="Size training (full, LoRA, QLoRA) instead of serving."
     )

@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument(
         "--precision",
-        default="bf16",
+        default=None,
         help="weights: fp32 bf16 fp16 fp8 int8 int4 awq gptq nf4 mxfp4 "
         "q8_0 q6_k q5_k_m q4_k_m q4_0 q3_k_m q2_k (default bf16)",
     )
@@ -65,6 +65,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument(
         "--config", default=None, metavar="PATH", help="a Hugging Face config.json to size instead"
+    )
+    parser.add_argument(
+        "--gguf", default=None, metavar="FILE", help="a local GGUF file: sized from its header, exactly"
     )
     parser.add_argument("--lang", default="en", help="language of the texts: en | es (default en)")
     training = parser.add_argument_group("fine-tuning (sizes training instead of serving)")
@@ -141,11 +144,12 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
     lang = (args.lang or "en").strip().lower()
     if lang not in ("en", "es"):
         raise InvalidInputError(f"--lang {args.lang!r} is not a language of the texts; valid choices: en, es")
-    if not args.model.strip() and not args.config:
-        raise InvalidInputError("give a MODEL (catalog id, alias or bare size such as 70b) or --config PATH")
+    if not args.model.strip() and not args.config and not args.gguf:
+        raise InvalidInputError(
+            "give a MODEL (catalog id, Hub id, alias or bare size such as 70b), --config PATH or --gguf FILE"
+        )
     fields: dict[str, Any] = {
         "model": args.model,
-        "precision": args.precision,
         "context": parse_count("context", args.context),
         "users": parse_count("users", args.users),
         "kv_dtype": args.kv_dtype,
@@ -156,6 +160,20 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
     }
     if args.engine is not None:
         fields["engine"] = args.engine
+    if args.precision is not None:  # unset: the calculator's default, or a Hub checkpoint's own
+        fields["precision"] = args.precision
+    if args.gguf:
+        from assistant.gguf_file import read_gguf
+
+        header = read_gguf(args.gguf)
+        fields.update(
+            model=args.model.strip() or header.name,
+            config=header.config,
+            params_b=header.params / 1e9,
+            file_weights=header.weights,
+            precision=args.precision or header.precision,
+            engine=args.engine or "llamacpp",
+        )
     if args.finetune is not None:
         fields["finetune"] = finetune_spec(args)
     request = SizingRequest(**fields)
