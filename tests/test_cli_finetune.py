@@ -38,3 +38,17 @@ def test_finetune_bad_input_is_one_line(
     assert cli_main(["calc", "llama-3.1-8b", *argv]) == 2
     err = capsys.readouterr().err
     assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_serving_extras_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    import json as _json
+
+    from assistant.cli import main as cli_main
+
+    argv = ["calc", "llama-3.1-70b", "--precision", "fp8", "--gpu", "h100-80gb:2", "--max-loras", "4",
+            "--max-lora-rank", "64", "--draft", "llama-3.2-1b", "--json"]  # fmt: skip
+    assert cli_main(argv) == 0
+    data = _json.loads(capsys.readouterr().out)
+    assert any(line.startswith("Serving extras: 4 LoRA slots at rank 64") for line in data["arithmetic"])
+    assert cli_main(["calc", "llama-3.1-70b", "--max-loras", "many"]) == 2
+    assert "--max-loras 'many' must be a whole number" in capsys.readouterr().err

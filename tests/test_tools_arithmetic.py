@@ -57,6 +57,9 @@ def _check_kv_per_token(line: str, result: SizingResult) -> int:
 def _check_kv_total(lines: list[str], per_token: int, result: SizingResult) -> None:
     sliding = 0.0
     for line in lines:
+        extra = re.search(rf"^plus the .+ cache: \d+ layers = ({NUM}) bytes per token", line)
+        if extra:
+            per_token += int(n(extra.group(1)))
         m = re.search(
             rf"plus (\d+) sliding-window layers at ({NUM}) bytes per token, capped at ({NUM}) tokens", line
         )
@@ -97,10 +100,13 @@ def _check_overhead(line: str, result: SizingResult) -> None:
 
 
 def _check_total(line: str, result: SizingResult) -> None:
-    m = re.search(rf"Total: ({NUM}) GB weights \+ ({NUM}) GB KV \+ ({NUM}) GB overhead = ({NUM}) GB", line)
+    m = re.search(
+        rf"Total: ({NUM}) GB weights \+ (?:({NUM}) GB extras \+ )?({NUM}) GB KV \+ ({NUM}) GB overhead = ({NUM}) GB",
+        line,
+    )
     assert m, line
-    weights, kv, overhead, total = map(n, m.groups())
-    assert weights + kv + overhead == pytest.approx(total, abs=0.02)
+    weights, extras, kv, overhead, total = (n(g) if g else 0.0 for g in m.groups())
+    assert weights + extras + kv + overhead == pytest.approx(total, abs=0.02)
     assert total == pytest.approx(result.total_gb, abs=0.01)
 
 
@@ -158,6 +164,25 @@ def test_every_printed_line_multiplies_out(model: str, gpu: str | None, engine: 
         SizingRequest(model=model, precision=precision, engine=name, gpu=gpu, context=10_001, users=3)
     )
     check_arithmetic(result)
+
+
+@pytest.mark.parametrize(
+    "extras",
+    [
+        {"max_loras": 4, "max_lora_rank": 64},
+        {"draft_model": "llama-3.2-1b"},
+        {"draft_model": "llama-3.2-1b", "max_loras": 2},
+    ],
+)
+@pytest.mark.parametrize("engine", [("vllm", "fp8"), ("llamacpp", "q4_k_m")])
+def test_serving_extras_multiply_out(extras: dict[str, object], engine: tuple[str, str]) -> None:
+    name, precision = engine
+    result = calculate_vram(
+        SizingRequest(model="llama-3.1-70b", precision=precision, engine=name, gpu="h100-80gb:2", **extras)  # type: ignore[arg-type]
+    )
+    check_arithmetic(result)
+    mtp = calculate_vram(SizingRequest(model="deepseek-v3", precision="fp8", gpu="h200:8", mtp=True))
+    check_arithmetic(mtp)
 
 
 def test_replicated_mla_cache_shows_its_copies() -> None:

@@ -37,6 +37,7 @@ from tools.precision import (
     weights,
 )
 from tools.schemas import Card, CardOption, Language, SizingRequest, SizingResult
+from tools.serving_extras import Extras, check_lora, lora_slot_bytes, mtp_weights_bytes, vision_tower_params
 from tools.texts import counted, integer, number, text
 
 GB = 1e9
@@ -96,6 +97,7 @@ class Scenario(NamedTuple):
     embedding_bytes: int
     lang: Language
     host_note: str | None = None  # why the engine was switched (Apple silicon, CPU only)
+    extras: Extras = Extras()  # LoRA slots, draft model / MTP, vision tower
 
 
 class Evaluation(NamedTuple):
@@ -147,6 +149,7 @@ def build_scenario(request: SizingRequest, hub: HubLookup | None = None) -> Scen
         # A GGUF header lists every tensor's type and size: nothing to derive.
         w = Weights(request.file_weights.bytes, model.info.params, "gguf_file")
         embedding = request.file_weights.token_embedding_bytes
+    extras = serving_extras(request, model, precision, engine, w, hub)
     return Scenario(
         model,
         precision,
@@ -159,6 +162,60 @@ def build_scenario(request: SizingRequest, hub: HubLookup | None = None) -> Scen
         embedding,
         request.lang,
         host_note,
+        extras,
+    )
+
+
+def serving_extras(
+    request: SizingRequest,
+    model: ResolvedModel,
+    precision: str,
+    engine: str,
+    w: Weights,
+    hub: HubLookup | None,
+) -> Extras:
+    """LoRA slots, a draft model or MTP heads, and a vision tower, where the engine loads them."""
+    check_lora(request.max_loras, request.max_lora_rank)
+    arch = model.arch
+    lora = lora_slot_bytes(arch, request.max_loras, request.max_lora_rank)
+    draft_name, draft_bytes, draft_arch = None, 0, None
+    if request.draft_model:
+        if request.mtp:
+            raise InvalidInputError("give either a draft model or --mtp, not both")
+        draft_request = request.model_copy(
+            update={"model": request.draft_model, "config": None, "params_b": None}
+        )
+        draft = resolve_request_model(draft_request, hub)
+        if draft.arch.vocab_size != arch.vocab_size:
+            raise InvalidInputError(
+                f"draft model {request.draft_model!r} has a {draft.arch.vocab_size:,}-token vocabulary, the "
+                f"model {arch.vocab_size:,}: speculative decoding needs the same tokenizer"
+            )
+        draft_name, draft_arch = draft.info.name, draft.arch
+        draft_bytes = model_weights(draft, precision, engine)[0].bytes
+    mtp_layers, mtp_bytes = 0, 0
+    if request.mtp:
+        if not arch.model_type.startswith(("deepseek_v3", "deepseek_v32")):
+            raise InvalidInputError(
+                f"{model.info.name} has no multi-token-prediction heads (DeepSeek-V3 and R1 do); "
+                "use a draft model instead"
+            )
+        mtp_layers = 1  # DeepSeek-V3 config: num_nextn_predict_layers = 1
+        mtp_bytes = mtp_weights_bytes(arch, mtp_layers, w.bits_per_weight / 8)
+    vision = 0
+    exact = request.file_weights is not None or bool(model.checkpoint and model.checkpoint[1])
+    if engine in ("vllm", "transformers") and not exact:
+        vision = vision_tower_params(request.config) * 2
+    return Extras(
+        lora_slot_bytes=lora,
+        max_loras=request.max_loras,
+        max_lora_rank=request.max_lora_rank,
+        draft_name=draft_name,
+        draft_weights_bytes=draft_bytes,
+        draft_arch=draft_arch,
+        mtp_layers=mtp_layers,
+        mtp_weights_bytes=mtp_bytes,
+        vision_bytes=vision,
     )
 
 
@@ -236,10 +293,19 @@ def accelerator(card: Card) -> str:
 
 
 def estimate(scenario: Scenario, hw: Hardware) -> Estimate:
-    arch, w = scenario.model.arch, scenario.weights.bytes
+    arch, extras = scenario.model.arch, scenario.extras
+    w = scenario.weights.bytes + extras.weights_bytes
+    extra_kv = extras.kv_archs(arch)
     if scenario.engine == "vllm":
         return estimate_vllm(
-            arch, w, hw, scenario.kv_dtype, scenario.context, scenario.users, scenario.utilization
+            arch,
+            w,
+            hw,
+            scenario.kv_dtype,
+            scenario.context,
+            scenario.users,
+            scenario.utilization,
+            extra_kv=extra_kv,
         )
     if scenario.engine in ("llamacpp", "ollama"):
         return estimate_llamacpp(
@@ -251,8 +317,11 @@ def estimate(scenario: Scenario, hw: Hardware) -> Estimate:
             scenario.context,
             scenario.users,
             scenario.engine,
+            extra_kv=extra_kv,
         )
-    return estimate_transformers(arch, w, hw, scenario.kv_dtype, scenario.context, scenario.users)
+    return estimate_transformers(
+        arch, w, hw, scenario.kv_dtype, scenario.context, scenario.users, extra_kv=extra_kv
+    )
 
 
 def _decode_read_bytes(scenario: Scenario, est: Estimate) -> int:
@@ -333,16 +402,20 @@ def arithmetic_lines(scenario: Scenario, evaluations: list[Evaluation], referenc
             bpw=number(w.bits_per_weight, lang),
         )
     )
+    extras = scenario.extras
+    if extras.weights_bytes:
+        lines.append(_extras_line(scenario))
     est = reference.estimate
     lines.extend(_kv_lines(scenario, est))
     lines.append(_overhead_line(scenario, est))
     kv_total = est.kv_bytes_per_sequence * scenario.users
-    total = scenario.weights.bytes + kv_total + est.overhead_bytes
+    total = scenario.weights.bytes + extras.weights_bytes + kv_total + est.overhead_bytes
     lines.append(
         text(
-            "line_total",
+            "line_total_extras" if extras.weights_bytes else "line_total",
             lang,
             weights=_gb(scenario.weights.bytes, lang),
+            extras=_gb(extras.weights_bytes, lang),
             kv=_gb(kv_total, lang),
             overhead=_gb(est.overhead_bytes, lang),
             total=_gb(total, lang),
@@ -353,6 +426,32 @@ def arithmetic_lines(scenario: Scenario, evaluations: list[Evaluation], referenc
         lines.append(_option_line(scenario, ev))
     lines.append(text("line_units", lang))
     return lines
+
+
+def _extras_line(scenario: Scenario) -> str:
+    lang, extras = scenario.lang, scenario.extras
+    parts = []
+    if extras.lora_slot_bytes:
+        parts.append(
+            text(
+                "extra_lora",
+                lang,
+                loras=extras.max_loras,
+                rank=extras.max_lora_rank,
+                gb=_gb(extras.lora_slot_bytes, lang),
+            )
+        )
+    if extras.draft_weights_bytes:
+        parts.append(
+            text("extra_draft", lang, name=extras.draft_name, gb=_gb(extras.draft_weights_bytes, lang))
+        )
+    if extras.mtp_weights_bytes:
+        parts.append(
+            text("extra_mtp", lang, layers=extras.mtp_layers, gb=_gb(extras.mtp_weights_bytes, lang))
+        )
+    if extras.vision_bytes:
+        parts.append(text("extra_vision", lang, gb=_gb(extras.vision_bytes, lang)))
+    return text("line_extras", lang, parts=" + ".join(parts), gb=_gb(extras.weights_bytes, lang))
 
 
 def tensor_parallel(scenario: Scenario, est: Estimate) -> int:
@@ -388,6 +487,18 @@ def _kv_lines(scenario: Scenario, est: Estimate) -> list[str]:
     if copies:
         line += text("kv_copies", lang, gpus=tp, total=integer(layout.full_bytes_per_token * tp, lang))
     lines = [line]
+    for extra in scenario.extras.kv_archs(arch):
+        other = kv_layout(extra, scenario.kv_dtype, tp)
+        what = scenario.extras.draft_name if extra is scenario.extras.draft_arch else "MTP"
+        lines.append(
+            text(
+                "line_kv_extra",
+                lang,
+                what=what,
+                layers=other.full_layers,
+                bytes=integer(other.full_bytes_per_token * tp, lang),
+            )
+        )
     tokens = _kv_tokens(scenario)
     if layout.sliding_layers:
         cells = _sliding_cells(scenario, layout)
@@ -547,7 +658,7 @@ def calculate_vram(request: SizingRequest, hub: HubLookup | None = None) -> Sizi
     reference = fitting[0] if fitting else evaluations[-1]
     est = reference.estimate
     kv_total = est.kv_bytes_per_sequence * scenario.users
-    total = scenario.weights.bytes + kv_total + est.overhead_bytes
+    total = scenario.weights.bytes + scenario.extras.weights_bytes + kv_total + est.overhead_bytes
     recommended = (reference.option.card_class or reference.option.card) if fitting else None
     return SizingResult(
         model=scenario.model.info,

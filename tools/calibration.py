@@ -56,7 +56,12 @@ def _model(case: dict[str, Any]) -> tuple[Architecture, int | None]:
 def weights_case(case: dict[str, Any]) -> CaseResult:
     arch, override = _model(case)
     gguf = bool(case.get("gguf"))  # the GGUF file llama.cpp loads, not the safetensors checkpoint
-    predicted = weights(arch, case["precision"], override, gguf=gguf).bytes / UNITS[case["unit"]]
+    predicted_bytes = weights(arch, case["precision"], override, gguf=gguf).bytes
+    if case.get("vision"):  # the vision tower vLLM loads next to the language model, at 16 bits
+        from tools.serving_extras import vision_tower_params
+
+        predicted_bytes += 2 * vision_tower_params(load_cases()["configs"][case["config"]])
+    predicted = predicted_bytes / UNITS[case["unit"]]
     return CaseResult("weights", case["id"], case["value"], predicted, case["unit"])
 
 

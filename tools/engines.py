@@ -133,6 +133,7 @@ def estimate_vllm(
     users: int,
     utilization: float,
     v0_profile: bool = False,
+    extra_kv: tuple[Architecture, ...] = (),
 ) -> Estimate:
     """vLLM on `hw.gpus` GPUs in tensor parallel. v0_profile reproduces the V0 engine (removed in
     vLLM 0.10), whose profiling run pushed max_model_len tokens through at once (calibration C1/C2)."""
@@ -151,7 +152,11 @@ def estimate_vllm(
     weights_per_gpu = math.ceil(weights_bytes / hw.gpus)
     pool = budget - weights_per_gpu - activation - non_torch
     # Pipeline stages split the layers, so each GPU holds 1/pp of the sequence's cache.
-    seq = math.ceil(layout.sequence_bytes(_blocks(context), sliding_cells=_sliding_cells_vllm(layout)) / pp)
+    per_sequence = layout.sequence_bytes(_blocks(context), sliding_cells=_sliding_cells_vllm(layout))
+    for extra in extra_kv:  # a draft model's or MTP layers' cache, in the same pool
+        other = kv_layout(extra, kv_dtype, tp)
+        per_sequence += other.sequence_bytes(_blocks(context), sliding_cells=_sliding_cells_vllm(other))
+    seq = math.ceil(per_sequence / pp)
     max_seqs = max(0, pool // seq) if seq else 0
     slack = hw.usable_bytes_per_gpu - budget
     outside = CUDA_CONTEXT_BYTES + VLLM_CUDA_GRAPH_BYTES
@@ -214,6 +219,7 @@ def estimate_llamacpp(
     context: int,
     users: int,
     engine: str = "llamacpp",
+    extra_kv: tuple[Architecture, ...] = (),
 ) -> Estimate:
     """Weights (less the input embedding, which llama.cpp keeps in host RAM) + KV for
     context × parallel slots + compute buffer + CUDA context, split by layers over the GPUs."""
@@ -222,6 +228,9 @@ def estimate_llamacpp(
     host_embedding = 0 if arch.tie_embeddings or hw.accelerator == "cpu" else embedding_bytes
     on_gpu = weights_bytes - host_embedding
     seq = layout.sequence_bytes(context, sliding_cells=llamacpp_sliding_cells(layout))
+    for extra in extra_kv:
+        other = kv_layout(extra, kv_dtype, 1)
+        seq += other.sequence_bytes(context, sliding_cells=llamacpp_sliding_cells(other))
     compute = llamacpp_compute_buffer_bytes(arch, context * users)
     parts = [("compute_buffer", compute)]
     if hw.accelerator == "cuda":
@@ -249,11 +258,19 @@ def estimate_llamacpp(
 
 
 def estimate_transformers(
-    arch: Architecture, weights_bytes: int, hw: Hardware, kv_dtype: str, context: int, users: int
+    arch: Architecture,
+    weights_bytes: int,
+    hw: Hardware,
+    kv_dtype: str,
+    context: int,
+    users: int,
+    extra_kv: tuple[Architecture, ...] = (),
 ) -> Estimate:
     """Weights + KV + the prefill activation peak + CUDA context (device_map="auto" over GPUs)."""
     layout = kv_layout(arch, kv_dtype, 1)
-    seq = layout.sequence_bytes(context)
+    seq = layout.sequence_bytes(context) + sum(
+        kv_layout(a, kv_dtype, 1).sequence_bytes(context) for a in extra_kv
+    )
     per_token = VLLM_FORWARD_BYTES_PER_ELEMENT * (arch.ffn_width_per_token + arch.hidden_size)
     per_sequence_activation = per_token * context + TRANSFORMERS_LOGIT_BYTES * arch.vocab_size
     activation = per_sequence_activation * users

@@ -42,6 +42,12 @@ class SizingRequest(BaseModel):
     config: dict | None = Field(default=None, description="A Hugging Face config.json as a dict.")
     params_b: float | None = Field(default=None, description="Explicit parameter count in billions.")
     lang: Language = Field(default="en", description="Language of every text in the result.")
+    max_loras: int = Field(default=0, description="vLLM --max-loras: LoRA adapter slots kept on the GPUs.")
+    max_lora_rank: int = Field(default=16, description="vLLM --max-lora-rank of those slots.")
+    draft_model: str | None = Field(
+        default=None, description="Speculative decoding: the draft model (catalog id, Hub id or size)."
+    )
+    mtp: bool = Field(default=False, description="Speculative decoding with the model's MTP heads.")
     file_weights: FileWeights | None = Field(
         default=None, description="Exact weights from a model file's header (with config)."
     )

@@ -70,6 +70,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--gguf", default=None, metavar="FILE", help="a local GGUF file: sized from its header, exactly"
     )
     parser.add_argument("--lang", default="en", help="language of the texts: en | es (default en)")
+    extras = parser.add_argument_group("serving extras")
+    extras.add_argument(
+        "--max-loras", default="0", help="vLLM LoRA adapter slots kept on the GPUs (default 0)"
+    )
+    extras.add_argument("--max-lora-rank", default="16", help="rank of those slots (default 16)")
+    extras.add_argument(
+        "--draft", default=None, metavar="MODEL", help="speculative decoding with this draft model"
+    )
+    extras.add_argument("--mtp", action="store_true", help="speculative decoding with the model's MTP heads")
     training = parser.add_argument_group("fine-tuning (sizes training instead of serving)")
     training.add_argument("--finetune", default=None, metavar="METHOD", help="full | lora | qlora")
     training.add_argument("--lora-rank", default="16", help="LoRA rank (default 16)")
@@ -97,6 +106,13 @@ def parse_count(name: str, value: str) -> int:
     if number != int(number):
         raise InvalidInputError(f"--{name} {value!r} must be a whole number")
     return int(number)
+
+
+def parse_whole(name: str, value: str) -> int:
+    """A count that may be zero ('0', '4')."""
+    if not (value or "").strip().isdigit():
+        raise InvalidInputError(f"--{name} {value!r} must be a whole number such as 0 or 4")
+    return int(value)
 
 
 def parse_fraction(name: str, value: str) -> float:
@@ -160,6 +176,12 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
     }
     if args.engine is not None:
         fields["engine"] = args.engine
+    fields["max_loras"] = parse_whole("max-loras", args.max_loras)
+    fields["max_lora_rank"] = parse_count("max-lora-rank", args.max_lora_rank)
+    if args.draft:
+        fields["draft_model"] = args.draft
+    if args.mtp:
+        fields["mtp"] = True
     if args.precision is not None:  # unset: the calculator's default, or a Hub checkpoint's own
         fields["precision"] = args.precision
     if args.gguf:
