@@ -147,6 +147,21 @@ def finetune_case(case: dict[str, Any]) -> CaseResult:
     return CaseResult("finetune", case["id"], case["value"], memory.total / UNITS[case["unit"]], case["unit"])
 
 
+def decode_case(case: dict[str, Any]) -> CaseResult:
+    """llama.cpp single-stream decode: every token reads the weights (less the embedding lookup
+    table) and the sequence's cache once, at the engine's bandwidth efficiency."""
+    from tools.engines import decode_tokens_per_s
+    from tools.precision import token_embedding_bytes
+
+    arch, override = _model(case)
+    w = weights(arch, case["precision"], override, gguf=True).bytes
+    read = w - (0 if arch.tie_embeddings else token_embedding_bytes(arch, case["precision"], gguf=True))
+    read += kv_layout(arch, "fp16", 1).sequence_bytes(int(case["context"]))
+    hw = Hardware(1, 0, float(case["bandwidth_gbps"]), case["host"], accelerator=case["host"])
+    rate = decode_tokens_per_s(int(read), hw, "llamacpp") or 0.0
+    return CaseResult("decode_" + case["host"], case["id"], case["value"], rate, case["unit"])
+
+
 def all_results() -> list[CaseResult]:
     cases = load_cases()
     return [
@@ -156,6 +171,7 @@ def all_results() -> list[CaseResult]:
         *(kv_case(c) for c in cases["kv_cache"]),
         *(compute_buffer_case(c) for c in cases["llamacpp_compute_buffer"]),
         *(finetune_case(c) for c in cases.get("finetune", [])),
+        *(decode_case(c) for c in cases.get("decode", [])),
     ]
 
 
