@@ -164,3 +164,11 @@ def test_lookups_off_by_default_and_one_setting_turns_them_on(tmp_path: Path) ->
     assert isinstance(on, HuggingFaceHub) and on.endpoint == "http://127.0.0.1:1"
     off = calculate_vram(SizingRequest(model="someone/Thing-7B"))
     assert off.arithmetic[0].startswith("Hugging Face repo someone/Thing-7B: Hub lookups are off")
+
+
+def test_the_calculator_panel_sizes_a_hub_id(hub) -> None:
+    from assistant.ui.handlers import CalculatorInputs, calculate_json
+
+    client, _ = hub
+    data = calculate_json(CalculatorInputs(model="acme/tiny-llama"), "en", client)
+    assert data["model"]["params"] == _count(_tiny_tensors())
