@@ -89,3 +89,15 @@ def test_output_head_and_embedding_fall_back_when_the_block_does_not_divide_the_
     types = {(t.category, t.layer): ggml for t, ggml in gguf_tensor_types(arch, "q4_k_m")}
     assert types[("token_embd", None)] == "Q5_0"
     assert types[("output", None)] == "Q8_0"
+
+
+def test_more_than_one_node_asked_for_is_pipeline_parallel() -> None:
+    result = calc(model="deepseek-v3", precision="bf16", gpu="h100-80gb:16", context=32768)
+    option = result.options[0]
+    assert option.label == "2 nodes × 8× H100 80GB (SXM) (pipeline parallel across nodes)"
+    line = next(line for line in result.arithmetic if line.startswith("KV cache per token"))
+    assert "× 8 tensor-parallel GPUs" in line  # TP 8 inside each node, not 16
+    one_node = calc(model="llama-3.1-70b", gpu="h100-80gb:8").options[0]
+    two_nodes = calc(model="llama-3.1-70b", gpu="h100-80gb:16").options[0]
+    assert two_nodes.decode_tokens_per_s and one_node.decode_tokens_per_s
+    assert two_nodes.decode_tokens_per_s < 1.2 * one_node.decode_tokens_per_s  # stages take turns

@@ -10,6 +10,7 @@ from __future__ import annotations
 from tools.calculator import (
     ENGINE_LABELS,
     GB,
+    NODE_GPUS,
     Candidate,
     Evaluation,
     Scenario,
@@ -146,9 +147,8 @@ def alternatives(scenario: Scenario, target: Evaluation) -> list[Evaluation]:
     return found or (escalation(scenario, target.candidate) if cuda else [])
 
 
-# One node holds up to 8 GPUs (HGX/DGX boards, MI300X platforms); beyond, vLLM runs tensor
-# parallel inside each node and pipeline parallel across nodes (--pipeline-parallel-size).
-NODE_GPUS = 8
+# Beyond one node of NODE_GPUS, vLLM runs tensor parallel inside each node and pipeline
+# parallel across nodes (--pipeline-parallel-size).
 MAX_NODES = 8
 _MAX_ESCALATIONS = 3
 

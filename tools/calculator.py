@@ -41,6 +41,7 @@ from tools.serving_extras import Extras, check_lora, lora_slot_bytes, mtp_weight
 from tools.texts import counted, integer, number, text
 
 GB = 1e9
+NODE_GPUS = 8  # GPUs in one server (HGX/DGX boards, MI300X platforms)
 MAX_CONTEXT = 10_000_000
 MAX_USERS = 1_000_000
 
@@ -282,8 +283,14 @@ def candidates(gpu: str | None, lang: Language = "en") -> list[Candidate]:
             return chosen
         card, count = parse_gpu_spec(gpu or "")
         facts = card_facts(card.id)
-        hw = Hardware(count, facts.usable_bytes, card.bandwidth_gbps, card.id, accelerator=accelerator(card))
+        # More than one node of 8: vLLM runs TP inside each node and pipeline parallel across them.
+        nodes = count // NODE_GPUS if count > NODE_GPUS and count % NODE_GPUS == 0 else 1
+        hw = Hardware(
+            count, facts.usable_bytes, card.bandwidth_gbps, card.id, nodes, accelerator=accelerator(card)
+        )
         label = card.name if count == 1 else f"{count}× {card.name}"
+        if nodes > 1:
+            label = text("multi_node", lang, nodes=nodes, gpus=NODE_GPUS, card=card.name)
         return [Candidate(None, card.id if count == 1 else f"{card.id}:{count}", label, [hw], {}, {}, {})]
     return classes
 

@@ -306,6 +306,7 @@ def decode_tokens_per_s(read_bytes_per_token: int, hw: Hardware, engine: str) ->
     llama.cpp's layer split and transformers' device_map read them one after another."""
     if not hw.bandwidth_gbps or read_bytes_per_token <= 0:
         return None
-    parallel = hw.gpus if engine == "vllm" else 1
+    # Pipeline stages (nodes) read one after another; only the TP group reads at once.
+    parallel = hw.gpus // max(1, hw.nodes) if engine == "vllm" else 1
     rate = DECODE_BANDWIDTH_EFFICIENCY * hw.bandwidth_gbps * 1e9 * parallel / read_bytes_per_token
     return round(rate, 1)
