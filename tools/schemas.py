@@ -97,6 +97,7 @@ class SizingResult(BaseModel):
     users: int
     kv_dtype: str
     weights_gb: float
+    # Full-attention layers, every GPU, copies included: what kv_cache_gb and total_gb use.
     kv_bytes_per_token: int
     kv_cache_gb: float
     overhead_gb: float
