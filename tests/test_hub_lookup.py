@@ -172,3 +172,17 @@ def test_the_calculator_panel_sizes_a_hub_id(hub) -> None:
     client, _ = hub
     data = calculate_json(CalculatorInputs(model="acme/tiny-llama"), "en", client)
     assert data["model"]["params"] == _count(_tiny_tensors())
+
+
+def test_the_agents_calculator_tool_sizes_a_hub_id(hub) -> None:
+    import json
+
+    from assistant.llm_tools import ToolLog, build_tools
+
+    client, _ = hub
+    tool = next(t for t in build_tools(ToolLog(lang="en"), None, client) if t.name == "calculate_vram")
+    call = {"type": "tool_call", "id": "call-1", "name": "calculate_vram",
+            "args": {"model": "acme/tiny-llama", "precision": "bf16"}}  # fmt: skip
+    message = tool.invoke(call)
+    data = json.loads(message.content)
+    assert data["model"]["params"] == _count(_tiny_tensors()) and data["precision"] == "bf16"
