@@ -4,6 +4,9 @@
     sizing calc 70b --precision q4_k_m --engine llamacpp --gpu l40s
     sizing calc "Qwen2.5 32B" --gpu h100-80gb:2 --kv-dtype fp8 --json
     sizing calc my-model --config ./config.json --lang es
+    sizing calc meta-llama/Llama-3.3-70B-Instruct          (SIZING_HF_LOOKUPS=true)
+    sizing calc --gguf ./model-Q4_K_M.gguf --gpu rtx-4090
+    sizing calc llama-3.1-8b --finetune qlora --seq 4k --gpu rtx-3090
 
 Prints a table of card options with the arithmetic lines a person can check by hand; `--json`
 prints the SizingResult object. Bad input exits 2 with one line naming the bad value and the
@@ -41,13 +44,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ),
     )
     parser.add_argument(
-        "model", nargs="?", default="", help='catalog id, alias ("Llama 3.1 70B") or bare size ("70b")'
+        "model",
+        nargs="?",
+        default="",
+        help='catalog id, Hub id (owner/name), alias ("Llama 3.1 70B") or bare size ("70b")',
     )
     parser.add_argument(
         "--precision",
         default=None,
         help="weights: fp32 bf16 fp16 fp8 int8 int4 awq gptq nf4 mxfp4 "
-        "q8_0 q6_k q5_k_m q4_k_m q4_0 q3_k_m q2_k (default bf16)",
+        "q8_0 q6_k q5_k_m q4_k_m q4_0 q3_k_m q2_k (default bf16, or a Hub checkpoint's own)",
     )
     parser.add_argument(
         "--context", default="8192", help="tokens per sequence, e.g. 8192 or 32k (default 8192)"
