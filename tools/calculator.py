@@ -2,7 +2,8 @@
 
 The flow: resolve the model to an architecture; weights at the precision (tools/precision.py);
 the KV layout (tools/kv_cache.py); the engine profile on each card option (tools/engines.py);
-then the verdicts, the recommendation, the caveat and the suggestions (tools/advice.py).
+then the verdicts, the recommendation, the caveat and the suggestions (tools/advice.py) and
+the printed arithmetic (tools/arithmetic.py). Fine-tuning requests go to tools/training.py.
 """
 
 from __future__ import annotations
