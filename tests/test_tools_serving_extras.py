@@ -73,3 +73,13 @@ def test_vision_tower_from_config_is_counted_for_vllm_not_llamacpp() -> None:
 def test_bad_extras_are_one_clear_error(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(InvalidInputError, match=message):
         calc(model="llama-3.1-70b", precision="fp8", **kwargs)
+
+
+def test_gemma_3_from_the_catalog_carries_its_siglip_tower() -> None:
+    """google/gemma-3-27b-it: 27.43B parameters, 27.01B of them the language model."""
+    vllm = calc(model="gemma-3-27b")
+    line = next(line for line in vllm.arithmetic if line.startswith("Serving extras"))
+    tower_gb = float(line.split("vision tower at 16 bits ")[1].split(" GB")[0])
+    assert tower_gb == pytest.approx(2 * 0.42, abs=0.05)
+    gguf = calc(model="gemma-3-27b", precision="q4_k_m", engine="llamacpp")
+    assert not any(line.startswith("Serving extras") for line in gguf.arithmetic)  # mmproj is separate

@@ -35,7 +35,7 @@ from tools.precision import (
     weights,
 )
 from tools.schemas import Card, CardOption, Language, SizingRequest, SizingResult
-from tools.serving_extras import Extras, check_lora, lora_slot_bytes, mtp_weights_bytes, vision_tower_params
+from tools.serving_extras import Extras, check_lora, lora_slot_bytes, mtp_weights_bytes
 from tools.texts import text
 
 GB = 1e9
@@ -203,8 +203,8 @@ def serving_extras(
         mtp_bytes = mtp_weights_bytes(arch, mtp_layers, w.bits_per_weight / 8)
     vision = 0
     exact = request.file_weights is not None or bool(model.checkpoint and model.checkpoint[1])
-    if engine in ("vllm", "transformers") and not exact:
-        vision = vision_tower_params(request.config) * 2
+    if engine in ("vllm", "transformers") and not exact:  # the headers already count the tower
+        vision = model.vision_params * 2
     return Extras(
         lora_slot_bytes=lora,
         max_loras=request.max_loras,

@@ -99,7 +99,10 @@ def vision_tower_params(config: dict[str, Any] | None) -> int:
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
     out = int((text or {}).get("hidden_size") or h)
     temporal = int(vision.get("temporal_patch_size") or 1)
-    projector = h * out + out * out  # two-layer MLP projector (LLaVA / Mistral-3 / Qwen2.5-VL merger)
+    # Gemma 3 projects with one matrix (mm_input_projection); LLaVA-style models (Mistral-3,
+    # Qwen2.5-VL's merger) with a two-layer MLP.
+    gemma = str(config.get("model_type") or (text or {}).get("model_type") or "").startswith("gemma3")
+    projector = h * out if gemma else h * out + out * out
     return depth * block + channels * patch * patch * temporal * h + projector
 
 
