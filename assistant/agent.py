@@ -42,6 +42,7 @@ from assistant.errors import (
     LLMTimeoutError,
     LLMUnavailableError,
 )
+from assistant.hub_client import hub_from_settings
 from assistant.llm_tools import ToolLog, build_tools, sources_of, step_title, tool_specs
 from assistant.prompts import SYSTEM_PROMPT, context_note
 from assistant.schemas import ConversationState, Source, Step, StepEvent, TextDelta
@@ -183,7 +184,7 @@ def run_agent(
     slots = {name: getattr(state, name) for name in REMEMBERED_SLOTS}
     agent = create_agent(
         chat_model,
-        build_tools(log, store),
+        build_tools(log, store, hub_from_settings(settings)),
         system_prompt=f"{SYSTEM_PROMPT}\n\n{context_note(language, slots)}",
         middleware=[limits],
     )

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from assistant.prompts import SYSTEM_PROMPT
-from tools import SizingResult, card_classes, list_cards
+from tools import Card, SizingResult, card_classes, list_cards
 
 GIB_IN_GB = 2**30 / 1e9
 # Card counts a multi-GPU answer may quote a total capacity for ("2× 80 GB = 160 GB").
@@ -121,7 +121,10 @@ def check(
         reason = None
         if _quotes_prompt(sentence):
             reason = "prompt"
-        elif any(not _verified(figure, allowed_gb, allowed_gib) for figure in _figures(sentence)):
+        elif any(
+            not _verified(figure, *_with_named_cards(sentence, allowed_gb, allowed_gib))
+            for figure in _figures(sentence)
+        ):
             reason = "figure"
         elif calculations and _claims_impossible_fit(sentence, smallest_total, nothing_fits, capacities):
             reason = "verdict"
@@ -236,17 +239,40 @@ def _catalog_figures() -> tuple[frozenset[float], frozenset[float]]:
     """Card and card-class memory in GB and GiB, marketing and usable, times the usual card counts."""
     gb: set[float] = set()
     gib: set[float] = set()
-    for card in list_cards():
-        for count in CARD_COUNTS:
-            gb.update(count * value for value in (card.usable_gb, card.memory_mib * 2**20 / 1e9))
-            gib.add(count * card.memory_mib / 1024)
-            for figure in _figures(f"{card.marketing} {card.name}"):
-                gb.update(count * value for value, _ in figure.values)
+    # The lineup the sizing proposes; the cards people own count only where a sentence names them.
+    for card in (card for card in list_cards() if card.suggested):
+        _add_card_figures(card, gb, gib)
     for card_class in card_classes():
         gb.add(card_class.usable_gb)
         for figure in _figures(card_class.label):
             gb.update(value for value, _ in figure.values)
     return frozenset(gb), frozenset(gib)
+
+
+def _add_card_figures(card: Card, gb: set[float], gib: set[float]) -> None:
+    for count in CARD_COUNTS:
+        gb.update(count * value for value in (card.usable_gb, card.memory_mib * 2**20 / 1e9))
+        gib.add(count * card.memory_mib / 1024)
+        for figure in _figures(f"{card.marketing} {card.name}"):
+            gb.update(count * value for value, _ in figure.values)
+
+
+def _with_named_cards(sentence: str, gb: set[float], gib: set[float]) -> tuple[set[float], set[float]]:
+    """The allowed figures plus those of every catalogue card the sentence names."""
+    named = [card for card in list_cards() if not card.suggested and _names_card(sentence, card)]
+    if not named:
+        return gb, gib
+    more_gb, more_gib = set(gb), set(gib)
+    for card in named:
+        _add_card_figures(card, more_gb, more_gib)
+    return more_gb, more_gib
+
+
+def _names_card(sentence: str, card: Card) -> bool:
+    return any(
+        len(name) >= 3 and re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", sentence, re.IGNORECASE)
+        for name in (card.name, *card.aliases)
+    )
 
 
 @functools.cache

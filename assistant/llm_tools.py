@@ -37,6 +37,7 @@ from tools import (
     default_engine,
 )
 from tools.errors import SizingError
+from tools.hub import HubLookup
 
 logger = logging.getLogger(__name__)
 
@@ -147,8 +148,9 @@ class SearchArticlesArgs(BaseModel):
     tool_call_id: Annotated[str, InjectedToolCallId]
 
 
-def build_tools(log: ToolLog, store: Any | None) -> list[BaseTool]:
-    """The agent's tools for one run, writing what they produce into `log`."""
+def build_tools(log: ToolLog, store: Any | None, hub: HubLookup | None = None) -> list[BaseTool]:
+    """The agent's tools for one run, writing what they produce into `log`; `hub` looks up
+    models named by a Hugging Face id (None: catalog and bare sizes only)."""
     lang = log.lang
 
     def run_calculate_vram(
@@ -173,7 +175,7 @@ def build_tools(log: ToolLog, store: Any | None) -> list[BaseTool]:
             request = SizingRequest(
                 model=model, precision=precision, context=context, users=users, lang=lang, **given
             )
-            result = calculate_vram(request)
+            result = calculate_vram(request, hub=hub)
         except (SizingError, ValueError) as error:  # pydantic's ValidationError is a ValueError
             reason = " ".join(str(error).split())
             log.emit(

@@ -82,6 +82,18 @@ class Settings(BaseSettings):
         default=8, ge=1, description="Chat events the web app processes at once (the rest wait in the queue)."
     )
     log_level: str = Field(default="INFO", description="Python logging level (DEBUG, INFO, WARNING, ERROR).")
+    hf_lookups: bool = Field(
+        default=False,
+        description=(
+            "Look models up on the Hugging Face Hub by id (config.json, safetensors headers), cached under "
+            "data_dir/hub. Off: catalog ids, aliases and bare sizes only."
+        ),
+    )
+    hf_endpoint: str = Field(
+        default="https://huggingface.co",
+        description="Hugging Face Hub (or mirror) the lookups use; same meaning as HF_ENDPOINT.",
+    )
+    hf_token: SecretStr | None = Field(default=None, description="Hugging Face token for gated repos.")
     compare_tab: bool | None = Field(
         default=None,
         description=(

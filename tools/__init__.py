@@ -12,9 +12,11 @@ from tools.calculator import calculate_vram, default_engine
 from tools.cards import card_classes, list_cards
 from tools.catalog import list_models, resolve_model
 from tools.engines import ENGINES
+from tools.finetune import FinetuneBreakdown, FinetuneSpec
+from tools.hub import HubFiles, HubLookup, HubLookupError
 from tools.kv_cache import KV_DTYPES
 from tools.precision import PRECISIONS
-from tools.schemas import Card, CardClass, CardOption, ModelInfo, SizingRequest, SizingResult
+from tools.schemas import Card, CardClass, CardOption, FileWeights, ModelInfo, SizingRequest, SizingResult
 
 __all__ = [
     "ENGINES",
@@ -23,6 +25,12 @@ __all__ = [
     "Card",
     "CardClass",
     "CardOption",
+    "FileWeights",
+    "FinetuneBreakdown",
+    "FinetuneSpec",
+    "HubFiles",
+    "HubLookup",
+    "HubLookupError",
     "ModelInfo",
     "SizingRequest",
     "SizingResult",

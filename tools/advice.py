@@ -10,16 +10,20 @@ from __future__ import annotations
 from tools.calculator import (
     ENGINE_LABELS,
     GB,
+    NODE_GPUS,
     Candidate,
     Evaluation,
     Scenario,
+    accelerator,
     candidates,
     evaluate,
+    model_weights,
 )
-from tools.cards import card_facts, list_cards
+from tools.cards import MIB, apple_raised_limit_mib, card_facts, list_cards
 from tools.catalog import ResolvedModel, catalog_architecture, list_models
 from tools.engines import Hardware, vllm_activation_bytes, vllm_scheduler_defaults
-from tools.precision import token_embedding_bytes, weights
+from tools.offload import DEFAULT_RAM_CARD, plan_offload
+from tools.precision import weights
 from tools.schemas import Language
 from tools.texts import counted, integer, number, text
 
@@ -31,13 +35,8 @@ _MIN_CONTEXT = 512
 
 
 def with_precision(scenario: Scenario, precision: str) -> Scenario:
-    arch, override = scenario.model.arch, scenario.model.params_override
-    embedding = token_embedding_bytes(arch, precision)
-    if override:
-        embedding = round(embedding * override / arch.total_params())
-    return scenario._replace(
-        precision=precision, weights=weights(arch, precision, override), embedding_bytes=embedding
-    )
+    w, embedding = model_weights(scenario.model, precision, scenario.engine)
+    return scenario._replace(precision=precision, weights=w, embedding_bytes=embedding)
 
 
 def recommendation(
@@ -107,18 +106,24 @@ def _larger_card(scenario: Scenario, target: Candidate) -> Evaluation | None:
     """As many GPUs as the target, of the smallest card with more memory per GPU that holds it."""
     gpus = target.members[0].gpus
     biggest = max(hw.usable_bytes_per_gpu for hw in target.members)
+    group = target.members[0].accelerator
     larger = sorted(
         (
             facts
             for facts in map(card_facts, (card.id for card in list_cards()))
             if facts.usable_bytes > biggest
+            and accelerator(facts.card) == group
+            # GPUs: the lineup we propose; a Mac or a CPU box: the next size of the same kind.
+            and (facts.card.suggested or group != "cuda")
         ),
         key=lambda facts: facts.usable_bytes,
     )
+    if group != "cuda":
+        gpus = 1  # one Mac, one machine's RAM
     for facts in larger:
         card = facts.card
         label = card.name if gpus == 1 else f"{gpus}× {card.name}"
-        hw = Hardware(gpus, facts.usable_bytes, card.bandwidth_gbps, card.id)
+        hw = Hardware(gpus, facts.usable_bytes, card.bandwidth_gbps, card.id, accelerator=group)
         spec = card.id if gpus == 1 else f"{card.id}:{gpus}"
         ev = evaluate(scenario, Candidate(None, spec, label, [hw], {}, {}, {}))
         if ev.option.fits:
@@ -128,12 +133,100 @@ def _larger_card(scenario: Scenario, target: Candidate) -> Evaluation | None:
 
 def alternatives(scenario: Scenario, target: Evaluation) -> list[Evaluation]:
     """Hardware beyond the target that holds the request unchanged: twice the GPUs, or as many
-    larger cards. Empty when neither does."""
+    larger cards; when neither does, the smallest count of each suitable card within one node
+    of 8, then (vLLM) several nodes in pipeline parallel. Empty only when even that falls short."""
+    cuda = target.candidate.members[0].accelerator == "cuda"
     found = [
-        evaluate(scenario, _doubled(target.candidate, scenario.lang)),
-        _larger_card(scenario, target.candidate),
+        ev
+        for ev in (
+            evaluate(scenario, _doubled(target.candidate, scenario.lang)) if cuda else None,
+            _larger_card(scenario, target.candidate),
+        )
+        if ev is not None and ev.option.fits
     ]
-    return [ev for ev in found if ev is not None and ev.option.fits]
+    return found or (escalation(scenario, target.candidate) if cuda else [])
+
+
+# Beyond one node of NODE_GPUS, vLLM runs tensor parallel inside each node and pipeline
+# parallel across nodes (--pipeline-parallel-size).
+MAX_NODES = 8
+_MAX_ESCALATIONS = 3
+
+
+def _gpu_counts(scenario: Scenario) -> tuple[int, ...]:
+    # vLLM's TP degree must divide the attention heads; powers of two are what deployments use.
+    if scenario.engine == "vllm":
+        return tuple(n for n in (1, 2, 4, 8) if scenario.model.arch.num_heads % n == 0)
+    return tuple(range(1, NODE_GPUS + 1))
+
+
+def _escalation_cards(target: Candidate) -> list[str]:
+    """The target's own cards, then every data-centre card with more memory per GPU."""
+    own = [hw.card_id for hw in target.members]
+    smallest = min(hw.usable_bytes_per_gpu for hw in target.members)
+    larger = [
+        card.id
+        for card in list_cards()
+        if card.suggested and card.kind == "datacenter" and card_facts(card.id).usable_bytes > smallest
+    ]
+    return list(dict.fromkeys([*own, *larger]))
+
+
+def _card_candidate(card_id: str, gpus: int, nodes: int, lang: Language) -> Candidate:
+    facts = card_facts(card_id)
+    card = facts.card
+    hw = Hardware(gpus, facts.usable_bytes, card.bandwidth_gbps, card.id, nodes)
+    if nodes > 1:
+        label = text("multi_node", lang, nodes=nodes, gpus=gpus // nodes, card=card.name)
+    else:
+        label = card.name if gpus == 1 else f"{gpus}× {card.name}"
+    return Candidate(None, card.id if gpus == 1 else f"{card.id}:{gpus}", label, [hw], {}, {}, {})
+
+
+def escalation(scenario: Scenario, target: Candidate) -> list[Evaluation]:
+    """For each suitable card, the fewest GPUs in one node that hold the request (cheapest total
+    memory first); if no node does, the fewest nodes of 8 (vLLM pipeline parallel)."""
+    cards = _escalation_cards(target)
+    in_node: list[Evaluation] = []
+    for card_id in cards:
+        for gpus in _gpu_counts(scenario):
+            ev = evaluate(scenario, _card_candidate(card_id, gpus, 1, scenario.lang))
+            if ev.option.fits:
+                in_node.append(ev)
+                break
+    if in_node:
+        return sorted(in_node, key=lambda ev: ev.option.usable_gb)[:_MAX_ESCALATIONS]
+    if scenario.engine != "vllm" or NODE_GPUS not in _gpu_counts(scenario):
+        return []
+    across: list[Evaluation] = []
+    for card_id in cards:
+        for nodes in range(2, MAX_NODES + 1):
+            ev = evaluate(scenario, _card_candidate(card_id, nodes * NODE_GPUS, nodes, scenario.lang))
+            if ev.option.fits:
+                across.append(ev)
+                break
+    return sorted(across, key=lambda ev: ev.option.usable_gb)[:_MAX_ESCALATIONS]
+
+
+def _tp_heads_line(scenario: Scenario, evaluations: list[Evaluation]) -> str | None:
+    """vLLM refuses a TP degree that does not divide the attention heads: say which would."""
+    if scenario.engine != "vllm":
+        return None
+    heads = scenario.model.arch.num_heads
+    bad = sorted(
+        {ev.estimate.gpus // ev.estimate.pipeline for ev in evaluations}
+        - {n for n in range(1, heads + 1) if heads % n == 0}
+    )
+    if not bad:
+        return None
+    valid = [n for n in range(1, 2 * NODE_GPUS + 1) if heads % n == 0]
+    return text(
+        "sug_tp_heads",
+        scenario.lang,
+        heads=heads,
+        tp=", ".join(map(str, bad)),
+        valid=", ".join(map(str, valid)),
+    )
 
 
 def _smaller_model(scenario: Scenario, target: Candidate) -> tuple[ResolvedModel, Evaluation] | None:
@@ -199,16 +292,17 @@ def _fit_suggestions(scenario: Scenario, target: Evaluation) -> list[str]:
                 )
             )
             break
-    ev = evaluate(scenario, _doubled(target.candidate, lang))
-    out.append(
-        text(
-            "sug_tp",
-            lang,
-            label=ev.option.label,
-            usable=number(ev.option.usable_gb, lang),
-            verdict=_verdict(scenario, ev),
+    if target.candidate.members[0].accelerator == "cuda":
+        ev = evaluate(scenario, _doubled(target.candidate, lang))
+        out.append(
+            text(
+                "sug_tp",
+                lang,
+                label=ev.option.label,
+                usable=number(ev.option.usable_gb, lang),
+                verdict=_verdict(scenario, ev),
+            )
         )
-    )
     larger = _larger_card(scenario, target.candidate)
     if larger:
         out.append(
@@ -260,6 +354,63 @@ def _max_num_seqs_line(scenario: Scenario, target: Evaluation) -> str | None:
     )
 
 
+def _apple_wired_line(scenario: Scenario, target: Evaluation) -> str | None:
+    """On a Mac: what raising the GPU's wired-memory limit would do, computed."""
+    hw = target.candidate.members[0]
+    if hw.accelerator != "metal":
+        return None
+    card = card_facts(hw.card_id).card
+    raised_mib = apple_raised_limit_mib(card.memory_mib)
+    if raised_mib * MIB <= hw.usable_bytes_per_gpu:
+        return None
+    raised = target.candidate._replace(members=[hw._replace(usable_bytes_per_gpu=raised_mib * MIB)])
+    ev = evaluate(scenario, raised)
+    lang = scenario.lang
+    return text(
+        "sug_apple_wired",
+        lang,
+        usable=number(hw.usable_bytes_per_gpu / GB, lang),
+        total=number(card.memory_mib * MIB / GB, lang),
+        limit=raised_mib,
+        raised=number(raised_mib * MIB / GB, lang),
+        keep=number((card.memory_mib - raised_mib) * MIB / GB, lang),
+        verdict=_verdict(scenario, ev),
+    )
+
+
+def _offload_line(scenario: Scenario, target: Evaluation) -> str | None:
+    """llama.cpp on a GPU that is short: the least partial offload to RAM and its speed cost."""
+    hw = target.candidate.members[0]
+    if scenario.engine not in ("llamacpp", "ollama") or hw.accelerator != "cuda":
+        return None
+    model = scenario.model
+    scale = (model.params_override or model.arch.total_params()) / model.arch.total_params()
+    ram = card_facts(DEFAULT_RAM_CARD).card
+    est = target.estimate
+    plan = plan_offload(
+        model.arch,
+        scenario.precision,
+        scale,
+        -est.headroom_bytes,
+        est.weights_bytes,
+        hw.bandwidth_gbps,
+        ram.bandwidth_gbps,
+    )
+    if plan is None:
+        return None
+    lang = scenario.lang
+    return text(
+        "sug_offload_moe" if plan.flag == "--n-cpu-moe" else "sug_offload_layers",
+        lang,
+        value=plan.value,
+        ram=number(plan.ram_bytes / GB, lang),
+        label=target.option.label,
+        rate=number(plan.decode_tokens_per_s or 0, lang, 0),
+        ram_name=ram.marketing,
+        ram_bw=number(ram.bandwidth_gbps or 0, lang, 1),
+    )
+
+
 def suggestions(scenario: Scenario, evaluations: list[Evaluation], gpu: str | None) -> list[str]:
     """What would make it fit (when nothing does), or what is worth knowing when it does."""
     lang, out = scenario.lang, []
@@ -270,10 +421,20 @@ def suggestions(scenario: Scenario, evaluations: list[Evaluation], gpu: str | No
                 "sug_context_limit", lang, context=integer(scenario.context, lang), limit=integer(limit, lang)
             )
         )
+    tp_line = _tp_heads_line(scenario, evaluations)
+    if tp_line:
+        out.append(tp_line)
     fitting = [ev for ev in evaluations if ev.option.fits]
     target = fitting[0] if fitting else evaluations[-1]
     if not fitting:
         out.extend(_fit_suggestions(scenario, target))
+        offload = _offload_line(scenario, target)
+        if offload:
+            out.append(offload)
+    if not fitting or target.option.max_concurrent_sequences < 4 * scenario.users:
+        wired = _apple_wired_line(scenario, target)
+        if wired:
+            out.append(wired)
     line = _max_num_seqs_line(scenario, target)
     if line and (not fitting or target.option.max_concurrent_sequences < 4 * scenario.users):
         out.append(line)
@@ -284,4 +445,4 @@ def suggestions(scenario: Scenario, evaluations: list[Evaluation], gpu: str | No
     return out
 
 
-__all__ = ["alternatives", "candidates", "recommendation", "suggestions", "with_precision"]
+__all__ = ["alternatives", "candidates", "escalation", "recommendation", "suggestions", "with_precision"]

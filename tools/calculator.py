@@ -2,7 +2,8 @@
 
 The flow: resolve the model to an architecture; weights at the precision (tools/precision.py);
 the KV layout (tools/kv_cache.py); the engine profile on each card option (tools/engines.py);
-then the verdicts, the recommendation, the caveat and the suggestions (tools/advice.py).
+then the verdicts, the recommendation, the caveat and the suggestions (tools/advice.py) and
+the printed arithmetic (tools/arithmetic.py). Fine-tuning requests go to tools/training.py.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from tools.engines import (
     estimate_llamacpp,
     estimate_transformers,
     estimate_vllm,
-    llamacpp_sliding_cells,
 )
 from tools.errors import InvalidInputError, UnknownModelError
-from tools.kv_cache import KV_BLOCKS, check_kv_dtype, kv_layout
+from tools.hub import HubLookup, looks_like_hub_id, resolve_hub_model
+from tools.kv_cache import KV_BLOCKS, check_kv_dtype
 from tools.precision import (
     GGUF_PRECISIONS,
     PRECISIONS,
@@ -33,10 +34,12 @@ from tools.precision import (
     token_embedding_bytes,
     weights,
 )
-from tools.schemas import CardOption, Language, SizingRequest, SizingResult
-from tools.texts import counted, integer, number, text
+from tools.schemas import Card, CardOption, Language, SizingRequest, SizingResult
+from tools.serving_extras import Extras, check_lora, lora_slot_bytes, mtp_weights_bytes
+from tools.texts import text
 
 GB = 1e9
+NODE_GPUS = 8  # GPUs in one server (HGX/DGX boards, MI300X platforms)
 MAX_CONTEXT = 10_000_000
 MAX_USERS = 1_000_000
 
@@ -92,6 +95,8 @@ class Scenario(NamedTuple):
     weights: Weights
     embedding_bytes: int
     lang: Language
+    host_note: str | None = None  # why the engine was switched (Apple silicon, CPU only)
+    extras: Extras = Extras()  # LoRA slots, draft model / MTP, vision tower
 
 
 class Evaluation(NamedTuple):
@@ -108,7 +113,7 @@ def _check_positive_int(name: str, value: object, limit: int) -> int:
     return value
 
 
-def build_scenario(request: SizingRequest) -> Scenario:
+def build_scenario(request: SizingRequest, hub: HubLookup | None = None) -> Scenario:
     """Validate the request and work out the card-independent facts (raises SizingError)."""
     context = _check_positive_int("context", request.context, MAX_CONTEXT)
     users = _check_positive_int("users", request.users, MAX_USERS)
@@ -116,7 +121,17 @@ def build_scenario(request: SizingRequest) -> Scenario:
     if not (isinstance(utilization, int | float) and 0.05 <= utilization <= 1.0):
         raise InvalidInputError(f"gpu_memory_utilization must be between 0.05 and 1.0, got {utilization!r}")
     engine = check_engine(request.engine)
+    host = _host_kind(request.gpu)
+    host_note = None
+    if host in ("apple", "cpu") and engine == "vllm":
+        # vLLM serves CUDA/ROCm GPUs; on a Mac or a CPU the engine people run is llama.cpp.
+        engine, host_note = "llamacpp", f"host_{host}_engine"
+    model = resolve_request_model(request, hub)
     precision = check_precision(request.precision)
+    # A Hub checkpoint is sized in the format it ships in, where this engine loads it.
+    checkpoint = model.checkpoint[0] if model.checkpoint else None
+    if checkpoint in _ENGINE_PRECISIONS[engine] and "precision" not in request.model_fields_set:
+        precision = checkpoint or precision
     if precision not in _ENGINE_PRECISIONS[engine]:
         raise InvalidInputError(
             f"precision {precision!r} is not a format {ENGINE_LABELS[engine]} loads; "
@@ -128,17 +143,104 @@ def build_scenario(request: SizingRequest) -> Scenario:
             f"kv dtype {kv_dtype!r} is not a cache type of {ENGINE_LABELS[engine]}; "
             f"valid choices with {engine}: {', '.join(_ENGINE_KV[engine])}"
         )
-    model = resolve_request_model(request)
-    w = weights(model.arch, precision, model.params_override)
-    embedding = token_embedding_bytes(model.arch, precision)
-    if model.params_override:
-        embedding = round(embedding * model.params_override / model.arch.total_params())
+    w, embedding = model_weights(model, precision, engine)
+    if request.file_weights is not None:
+        # A GGUF header lists every tensor's type and size: nothing to derive.
+        w = Weights(request.file_weights.bytes, model.info.params, "gguf_file")
+        embedding = request.file_weights.token_embedding_bytes
+    extras = serving_extras(request, model, precision, engine, w, hub)
     return Scenario(
-        model, precision, kv_dtype, engine, context, users, float(utilization), w, embedding, request.lang
+        model,
+        precision,
+        kv_dtype,
+        engine,
+        context,
+        users,
+        float(utilization),
+        w,
+        embedding,
+        request.lang,
+        host_note,
+        extras,
     )
 
 
-def resolve_request_model(request: SizingRequest) -> ResolvedModel:
+def serving_extras(
+    request: SizingRequest,
+    model: ResolvedModel,
+    precision: str,
+    engine: str,
+    w: Weights,
+    hub: HubLookup | None,
+) -> Extras:
+    """LoRA slots, a draft model or MTP heads, and a vision tower, where the engine loads them."""
+    check_lora(request.max_loras, request.max_lora_rank)
+    arch = model.arch
+    lora = lora_slot_bytes(arch, request.max_loras, request.max_lora_rank)
+    draft_name, draft_bytes, draft_arch = None, 0, None
+    if request.draft_model:
+        if request.mtp:
+            raise InvalidInputError("give either a draft model or --mtp, not both")
+        draft_request = request.model_copy(
+            update={"model": request.draft_model, "config": None, "params_b": None}
+        )
+        draft = resolve_request_model(draft_request, hub)
+        if draft.arch.vocab_size != arch.vocab_size:
+            raise InvalidInputError(
+                f"draft model {request.draft_model!r} has a {draft.arch.vocab_size:,}-token vocabulary, the "
+                f"model {arch.vocab_size:,}: speculative decoding needs the same tokenizer"
+            )
+        draft_name, draft_arch = draft.info.name, draft.arch
+        draft_bytes = model_weights(draft, precision, engine)[0].bytes
+    mtp_layers, mtp_bytes = 0, 0
+    if request.mtp:
+        if not arch.model_type.startswith(("deepseek_v3", "deepseek_v32")):
+            raise InvalidInputError(
+                f"{model.info.name} has no multi-token-prediction heads (DeepSeek-V3 and R1 do); "
+                "use a draft model instead"
+            )
+        mtp_layers = 1  # DeepSeek-V3 config: num_nextn_predict_layers = 1
+        mtp_bytes = mtp_weights_bytes(arch, mtp_layers, w.bits_per_weight / 8)
+    vision = 0
+    exact = request.file_weights is not None or bool(model.checkpoint and model.checkpoint[1])
+    if engine in ("vllm", "transformers") and not exact:  # the headers already count the tower
+        vision = model.vision_params * 2
+    return Extras(
+        lora_slot_bytes=lora,
+        max_loras=request.max_loras,
+        max_lora_rank=request.max_lora_rank,
+        draft_name=draft_name,
+        draft_weights_bytes=draft_bytes,
+        draft_arch=draft_arch,
+        mtp_layers=mtp_layers,
+        mtp_weights_bytes=mtp_bytes,
+        vision_bytes=vision,
+    )
+
+
+def _host_kind(gpu: str | None) -> str | None:
+    """The kind of one requested card (apple, cpu, ...), None for card classes or no card."""
+    wanted = (gpu or "").strip().lower().replace(" ", "")
+    if not wanted or wanted in {c.id for c in card_classes()}:
+        return None
+    card, _ = parse_gpu_spec(gpu or "")
+    return card.kind
+
+
+def model_weights(model: ResolvedModel, precision: str, engine: str) -> tuple[Weights, int]:
+    """The weights and the input-embedding bytes of the files this engine loads."""
+    gguf = engine in ("llamacpp", "ollama")
+    w = weights(model.arch, precision, model.params_override, gguf=gguf)
+    exact = model.checkpoint[1] if model.checkpoint and model.checkpoint[0] == precision else None
+    if exact and not gguf:
+        w = w._replace(bytes=exact, note="checkpoint")  # byte for byte, from the headers
+    embedding = token_embedding_bytes(model.arch, precision, gguf=gguf)
+    if model.params_override:
+        embedding = round(embedding * model.params_override / model.arch.total_params())
+    return w, embedding
+
+
+def resolve_request_model(request: SizingRequest, hub: HubLookup | None = None) -> ResolvedModel:
     if request.params_b is not None and not (
         isinstance(request.params_b, int | float) and request.params_b > 0
     ):
@@ -149,7 +251,17 @@ def resolve_request_model(request: SizingRequest) -> ResolvedModel:
         return reference_model(float(request.params_b), request.lang, request.model.strip() or None)
     if not request.model.strip():
         raise UnknownModelError("", ["a catalog id such as llama-3.1-70b", "or a bare size such as 70b"])
+    if looks_like_hub_id(request.model) and (hub is not None or not _in_catalog(request.model)):
+        return resolve_hub_model(request.model, hub, request.lang)
     return resolve(request.model, request.lang)
+
+
+def _in_catalog(name: str) -> bool:
+    try:
+        resolve(name)
+    except UnknownModelError:
+        return False
+    return True
 
 
 def candidates(gpu: str | None, lang: Language = "en") -> list[Candidate]:
@@ -169,17 +281,36 @@ def candidates(gpu: str | None, lang: Language = "en") -> list[Candidate]:
             return chosen
         card, count = parse_gpu_spec(gpu or "")
         facts = card_facts(card.id)
-        hw = Hardware(count, facts.usable_bytes, card.bandwidth_gbps, card.id)
+        # More than one node of 8: vLLM runs TP inside each node and pipeline parallel across them.
+        nodes = count // NODE_GPUS if count > NODE_GPUS and count % NODE_GPUS == 0 else 1
+        hw = Hardware(
+            count, facts.usable_bytes, card.bandwidth_gbps, card.id, nodes, accelerator=accelerator(card)
+        )
         label = card.name if count == 1 else f"{count}× {card.name}"
+        if nodes > 1:
+            label = text("multi_node", lang, nodes=nodes, gpus=NODE_GPUS, card=card.name)
         return [Candidate(None, card.id if count == 1 else f"{card.id}:{count}", label, [hw], {}, {}, {})]
     return classes
 
 
+def accelerator(card: Card) -> str:
+    return {"apple": "metal", "cpu": "cpu"}.get(card.kind, "cuda")
+
+
 def estimate(scenario: Scenario, hw: Hardware) -> Estimate:
-    arch, w = scenario.model.arch, scenario.weights.bytes
+    arch, extras = scenario.model.arch, scenario.extras
+    w = scenario.weights.bytes + extras.weights_bytes
+    extra_kv = extras.kv_archs(arch)
     if scenario.engine == "vllm":
         return estimate_vllm(
-            arch, w, hw, scenario.kv_dtype, scenario.context, scenario.users, scenario.utilization
+            arch,
+            w,
+            hw,
+            scenario.kv_dtype,
+            scenario.context,
+            scenario.users,
+            scenario.utilization,
+            extra_kv=extra_kv,
         )
     if scenario.engine in ("llamacpp", "ollama"):
         return estimate_llamacpp(
@@ -191,8 +322,11 @@ def estimate(scenario: Scenario, hw: Hardware) -> Estimate:
             scenario.context,
             scenario.users,
             scenario.engine,
+            extra_kv=extra_kv,
         )
-    return estimate_transformers(arch, w, hw, scenario.kv_dtype, scenario.context, scenario.users)
+    return estimate_transformers(
+        arch, w, hw, scenario.kv_dtype, scenario.context, scenario.users, extra_kv=extra_kv
+    )
 
 
 def _decode_read_bytes(scenario: Scenario, est: Estimate) -> int:
@@ -250,162 +384,6 @@ def caveat(scenario: Scenario) -> str | None:
     return text("caveat", lang, what=text("caveat_and", lang).join(parts))
 
 
-def _gb(value: float, lang: Language) -> str:
-    return number(value / GB, lang)
-
-
-def arithmetic_lines(scenario: Scenario, evaluations: list[Evaluation], reference: Evaluation) -> list[str]:
-    lang, arch, info = scenario.lang, scenario.model.arch, scenario.model.info
-    w = scenario.weights
-    lines = []
-    if info.reference_note:
-        lines.append(info.reference_note)
-    lines.append(
-        text(
-            "line_weights",
-            lang,
-            params=f"{number(w.params / 1e9, lang)} B",
-            precision=scenario.precision,
-            note=text(f"fmt_{w.note}", lang),
-            gb=_gb(w.bytes, lang),
-            bpw=number(w.bits_per_weight, lang),
-        )
-    )
-    layout = kv_layout(arch, scenario.kv_dtype, 1)
-    per_block, block_bytes = KV_BLOCKS[scenario.kv_dtype]
-    elem = number(block_bytes / per_block, lang, 4 if per_block > 1 else 0)
-    if arch.is_mla:
-        lines.append(
-            text(
-                "line_kv_mla",
-                lang,
-                layers=layout.full_layers,
-                latent=arch.kv_lora_rank,
-                rope=arch.qk_rope_head_dim,
-                elem=elem,
-                kv=scenario.kv_dtype,
-                bytes=integer(layout.full_bytes_per_token, lang),
-            )
-        )
-    else:
-        lines.append(
-            text(
-                "line_kv_gqa",
-                lang,
-                layers=layout.full_layers,
-                heads=arch.num_kv_heads,
-                head_dim=arch.head_dim,
-                elem=elem,
-                kv=scenario.kv_dtype,
-                bytes=integer(layout.full_bytes_per_token, lang),
-            )
-        )
-    if layout.sliding_layers:
-        cells = (
-            llamacpp_sliding_cells(layout)
-            if scenario.engine in ("llamacpp", "ollama")
-            else min(scenario.context, layout.sliding_window or scenario.context)
-        )
-        lines.append(
-            text(
-                "line_kv_sliding",
-                lang,
-                layers=layout.sliding_layers,
-                per_layer=integer(layout.bytes_per_token_per_layer, lang),
-                cells=integer(min(cells or scenario.context, scenario.context), lang),
-            )
-        )
-    est = reference.estimate
-    per_seq = est.kv_bytes_per_sequence
-    lines.append(
-        text(
-            "line_kv_total",
-            lang,
-            per_seq=number(per_seq / GB, lang, 3),
-            context=integer(scenario.context, lang),
-            users=integer(scenario.users, lang),
-            gb=_gb(per_seq * scenario.users, lang),
-        )
-    )
-    per_gpu = text("per_gpu", lang) if est.gpus > 1 else ""
-    parts = ", ".join(
-        text(f"part_{key}", lang, gb=_gb(value, lang)) + per_gpu for key, value in est.overhead_parts
-    )
-    lines.append(
-        text(
-            "line_overhead",
-            lang,
-            engine=ENGINE_LABELS[scenario.engine],
-            parts=parts,
-            gb=_gb(est.overhead_bytes, lang),
-        )
-    )
-    total = scenario.weights.bytes + per_seq * scenario.users + est.overhead_bytes
-    lines.append(
-        text(
-            "line_total",
-            lang,
-            weights=_gb(scenario.weights.bytes, lang),
-            kv=_gb(per_seq * scenario.users, lang),
-            overhead=_gb(est.overhead_bytes, lang),
-            total=_gb(total, lang),
-            label=reference.option.label,
-        )
-    )
-    for ev in evaluations:
-        lines.append(_option_line(scenario, ev))
-    lines.append(text("line_units", lang))
-    return lines
-
-
-def _option_line(scenario: Scenario, ev: Evaluation) -> str:
-    lang, est = scenario.lang, ev.estimate
-    room = max(0, est.kv_room_bytes)
-    fields = {
-        "label": ev.option.label,
-        "usable": number(ev.option.usable_gb, lang),
-        "weights": _gb(est.weights_bytes, lang),
-        "room": _gb(room, lang),
-        "seqs": counted(ev.option.max_concurrent_sequences, "sequence", lang),
-        "context": integer(scenario.context, lang),
-    }
-    if scenario.engine == "vllm":
-        seq_tokens = est.kv_bytes_per_sequence / scenario.context if scenario.context else 0
-        tokens = int(room / seq_tokens) if seq_tokens else 0
-        # vLLM's own overhead inside its budget: activation + non-torch (context and graphs sit in the slack).
-        inside = sum(b for key, b in est.overhead_parts if key in ("activation", "non_torch")) * est.gpus
-        line = text(
-            "line_option_vllm",
-            lang,
-            util=number(scenario.utilization * 100, lang, 0),
-            budget=_gb(est.budget_bytes, lang),
-            overhead=_gb(inside, lang),
-            tokens=integer(tokens, lang),
-            **fields,
-        )
-        if not est.slack_ok:
-            slack = ev.option.usable_gb * GB - est.budget_bytes
-            need = (
-                sum(b for key, b in est.overhead_parts if key in ("cuda_context", "cuda_graphs")) * est.gpus
-            )
-            line += "; " + text(
-                "line_slack", lang, label=ev.option.label, slack=_gb(slack, lang), need=_gb(need, lang)
-            )
-        return line
-    host = scenario.weights.bytes - est.weights_bytes
-    if host > 0:
-        # llama.cpp keeps the input embedding (token lookup table) in host RAM, not on the GPU.
-        return text(
-            "line_option_host_embedding",
-            lang,
-            overhead=_gb(est.overhead_bytes, lang),
-            all_weights=_gb(scenario.weights.bytes, lang),
-            host=_gb(host, lang),
-            **fields,
-        )
-    return text("line_option", lang, overhead=_gb(est.overhead_bytes, lang), **fields)
-
-
 def required_usable_bytes(scenario: Scenario, est: Estimate) -> int:
     """Card memory (all GPUs) this request needs: for vLLM, its share must hold everything inside
     the budget and the slack must hold the CUDA context and graphs."""
@@ -417,18 +395,23 @@ def required_usable_bytes(scenario: Scenario, est: Estimate) -> int:
     return int(max(inside / scenario.utilization, needed))
 
 
-def calculate_vram(request: SizingRequest) -> SizingResult:
+def calculate_vram(request: SizingRequest, hub: HubLookup | None = None) -> SizingResult:
     """Size a model on every card class (or the requested card): the arithmetic, the verdicts,
     the recommendation, the quantization caveat and what would make it fit."""
     from tools.advice import alternatives, recommendation, suggestions
+    from tools.arithmetic import arithmetic_lines
 
-    scenario = build_scenario(request)
+    if request.finetune is not None:
+        from tools.training import size_finetune
+
+        return size_finetune(request, hub)
+    scenario = build_scenario(request, hub)
     evaluations = [evaluate(scenario, c) for c in candidates(request.gpu, request.lang)]
     fitting = [ev for ev in evaluations if ev.option.fits]
     reference = fitting[0] if fitting else evaluations[-1]
     est = reference.estimate
     kv_total = est.kv_bytes_per_sequence * scenario.users
-    total = scenario.weights.bytes + kv_total + est.overhead_bytes
+    total = scenario.weights.bytes + scenario.extras.weights_bytes + kv_total + est.overhead_bytes
     recommended = (reference.option.card_class or reference.option.card) if fitting else None
     return SizingResult(
         model=scenario.model.info,

@@ -55,7 +55,13 @@ def _model(case: dict[str, Any]) -> tuple[Architecture, int | None]:
 
 def weights_case(case: dict[str, Any]) -> CaseResult:
     arch, override = _model(case)
-    predicted = weights(arch, case["precision"], override).bytes / UNITS[case["unit"]]
+    gguf = bool(case.get("gguf"))  # the GGUF file llama.cpp loads, not the safetensors checkpoint
+    predicted_bytes = weights(arch, case["precision"], override, gguf=gguf).bytes
+    if case.get("vision"):  # the vision tower vLLM loads next to the language model, at 16 bits
+        from tools.serving_extras import vision_tower_params
+
+        predicted_bytes += 2 * vision_tower_params(load_cases()["configs"][case["config"]])
+    predicted = predicted_bytes / UNITS[case["unit"]]
     return CaseResult("weights", case["id"], case["value"], predicted, case["unit"])
 
 
@@ -122,6 +128,40 @@ def compute_buffer_case(case: dict[str, Any]) -> CaseResult:
     )
 
 
+def finetune_case(case: dict[str, Any]) -> CaseResult:
+    from tools.finetune import FinetuneSpec, check_spec, training_memory
+
+    arch, override = _model(case)
+    spec = check_spec(
+        FinetuneSpec(
+            method=case["method"],
+            lora_rank=int(case.get("lora_rank", 16)),
+            batch=int(case["batch"]),
+            seq=int(case["seq"]),
+            optimizer=case["optimizer"],
+            gradient_checkpointing=bool(case["gradient_checkpointing"]),
+            targets=tuple(case.get("targets", ["all"])),
+        )
+    )
+    memory = training_memory(arch, override or arch.total_params(), spec)
+    return CaseResult("finetune", case["id"], case["value"], memory.total / UNITS[case["unit"]], case["unit"])
+
+
+def decode_case(case: dict[str, Any]) -> CaseResult:
+    """llama.cpp single-stream decode: every token reads the weights (less the embedding lookup
+    table) and the sequence's cache once, at the engine's bandwidth efficiency."""
+    from tools.engines import decode_tokens_per_s
+    from tools.precision import token_embedding_bytes
+
+    arch, override = _model(case)
+    w = weights(arch, case["precision"], override, gguf=True).bytes
+    read = w - (0 if arch.tie_embeddings else token_embedding_bytes(arch, case["precision"], gguf=True))
+    read += kv_layout(arch, "fp16", 1).sequence_bytes(int(case["context"]))
+    hw = Hardware(1, 0, float(case["bandwidth_gbps"]), case["host"], accelerator=case["host"])
+    rate = decode_tokens_per_s(int(read), hw, "llamacpp") or 0.0
+    return CaseResult("decode_" + case["host"], case["id"], case["value"], rate, case["unit"])
+
+
 def all_results() -> list[CaseResult]:
     cases = load_cases()
     return [
@@ -130,6 +170,8 @@ def all_results() -> list[CaseResult]:
         *(vllm_concurrency_case(c) for c in cases["vllm_concurrency"]),
         *(kv_case(c) for c in cases["kv_cache"]),
         *(compute_buffer_case(c) for c in cases["llamacpp_compute_buffer"]),
+        *(finetune_case(c) for c in cases.get("finetune", [])),
+        *(decode_case(c) for c in cases.get("decode", [])),
     ]
 
 

@@ -35,8 +35,7 @@ def _card_facts() -> dict[str, CardFacts]:
     default_reserved = int(doc["default_driver_reserved_mib"])
     facts: dict[str, CardFacts] = {}
     for raw in doc["cards"]:
-        reserved = int(raw.get("driver_reserved_mib", default_reserved))
-        usable = (int(raw["memory_mib"]) - reserved) * MIB
+        usable = _usable_mib(doc, raw, default_reserved) * MIB
         card = Card(
             id=raw["id"],
             name=raw["name"],
@@ -48,9 +47,43 @@ def _card_facts() -> dict[str, CardFacts]:
             fp8=raw.get("fp8"),
             vendor=raw.get("vendor", "nvidia"),
             marketing=raw.get("marketing", ""),
+            kind=raw.get("kind", "datacenter"),
+            suggested=bool(raw.get("suggested", True)),
         )
         facts[card.id] = CardFacts(card, usable)
     return facts
+
+
+def _usable_mib(doc: dict[str, Any], raw: dict[str, Any], default_reserved: int) -> int:
+    """What the engine may allocate: a GPU's total less the driver's reservation; on Apple
+    silicon the share of unified memory the GPU may wire by default; on a CPU the RAM less
+    what the OS keeps."""
+    total = int(raw["memory_mib"])
+    kind = raw.get("kind", "datacenter")
+    if kind == "apple":
+        if "default_gpu_wired_mib" in raw:
+            return int(raw["default_gpu_wired_mib"])
+        return int(total * apple_gpu_share(total))
+    if kind == "cpu":
+        return total - int(doc["cpu_memory"]["os_reserved_mib"])
+    return total - int(raw.get("driver_reserved_mib", default_reserved))
+
+
+@cache
+def _apple_rules() -> dict[str, Any]:
+    return dict(_load("cards.json")["apple_gpu_share"])
+
+
+def apple_gpu_share(memory_mib: int) -> float:
+    """Share of unified memory macOS lets the GPU wire by default (2/3 up to 36 GiB, else 3/4)."""
+    rules = _apple_rules()
+    small = memory_mib <= int(rules["small_share_up_to_gib"]) * 1024
+    return float(rules["small_share"] if small else rules["large_share"])
+
+
+def apple_raised_limit_mib(memory_mib: int) -> int:
+    """A wired limit that leaves macOS its floor (`sudo sysctl iogpu.wired_limit_mb=N`)."""
+    return memory_mib - int(_apple_rules()["macos_keep_gib"]) * 1024
 
 
 def list_cards() -> list[Card]:

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 from tools.architecture import Architecture, architecture_from_config
 from tools.errors import InvalidInputError, UnknownModelError
 from tools.schemas import Language, ModelInfo
+from tools.serving_extras import vision_tower_params
 
 _BARE_SIZE = re.compile(r"\s*(\d+(?:[.,]\d+)?)\s*([bm])\s*", flags=re.IGNORECASE)
 _SUFFIXES = ("instruct", "chat", "it", "hf", "base")
@@ -27,6 +28,11 @@ class ResolvedModel(NamedTuple):
     info: ModelInfo
     arch: Architecture
     params_override: int | None  # set when a reference architecture is scaled to a bare size
+    # A Hub checkpoint's own precision, and the bytes of its safetensors tensors when the
+    # headers were published (exact).
+    checkpoint: tuple[str, int | None] | None = None
+    # A multimodal model's vision tower (config.json vision_config), kept at 16 bits.
+    vision_params: int = 0
 
 
 class _Entry(NamedTuple):
@@ -152,8 +158,12 @@ def resolve(name: str, lang: Language = "en") -> ResolvedModel:
     if model_id is not None:
         entry = entries[model_id]
         info = _info(entry)
+        vision = vision_tower_params({**entry.raw["config"], "vision_config": entry.raw.get("vision_config")})
         return ResolvedModel(
-            info, entry.arch, info.params if info.params != entry.arch.total_params() else None
+            info,
+            entry.arch,
+            info.params if info.params != entry.arch.total_params() else None,
+            vision_params=vision,
         )
     size = _bare_size_params(text)
     if size is not None:
@@ -175,4 +185,6 @@ def model_from_config(config: dict[str, Any], name: str = "", params_b: float | 
     kind = "moe_mla" if arch.is_mla else "moe" if arch.is_moe else "dense"
     active = round(arch.active_params() * params / derived)
     info = _model_info(display.lower().replace(" ", "-"), display, arch, params, active, kind)
-    return ResolvedModel(info, arch, params if params != derived else None)
+    return ResolvedModel(
+        info, arch, params if params != derived else None, vision_params=vision_tower_params(config)
+    )

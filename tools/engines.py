@@ -70,10 +70,13 @@ DECODE_BANDWIDTH_EFFICIENCY = 0.62
 
 
 class Hardware(NamedTuple):
-    gpus: int
+    gpus: int  # in all, over every node
     usable_bytes_per_gpu: int
     bandwidth_gbps: float | None
     card_id: str
+    nodes: int = 1  # vLLM: pipeline-parallel stages, one node of gpus / nodes GPUs each
+    # "cuda" (NVIDIA and ROCm), "metal" (Apple unified memory) or "cpu" (system RAM)
+    accelerator: str = "cuda"
 
 
 class Estimate(NamedTuple):
@@ -93,6 +96,7 @@ class Estimate(NamedTuple):
     headroom_bytes: int
     slack_ok: bool  # vLLM: the 1 - utilization slack holds the CUDA context and graphs
     scheduler: tuple[int, int] | None  # vLLM (max_num_seqs, max_num_batched_tokens)
+    pipeline: int = 1  # pipeline-parallel stages (nodes); gpus / pipeline is the TP degree
 
 
 def check_engine(engine: str) -> str:
@@ -129,10 +133,12 @@ def estimate_vllm(
     users: int,
     utilization: float,
     v0_profile: bool = False,
+    extra_kv: tuple[Architecture, ...] = (),
 ) -> Estimate:
     """vLLM on `hw.gpus` GPUs in tensor parallel. v0_profile reproduces the V0 engine (removed in
     vLLM 0.10), whose profiling run pushed max_model_len tokens through at once (calibration C1/C2)."""
-    tp = hw.gpus
+    pp = max(1, hw.nodes)
+    tp = hw.gpus // pp
     layout = kv_layout(arch, kv_dtype, tp)
     if v0_profile:
         default_seqs, batched = VLLM_SMALL_DEFAULTS[0], max(context, VLLM_SMALL_DEFAULTS[1])
@@ -142,37 +148,45 @@ def estimate_vllm(
     max_num_seqs = max(default_seqs, users)
     budget = int(utilization * hw.usable_bytes_per_gpu)
     activation = vllm_activation_bytes(arch, max_num_seqs, batched, tp)
-    non_torch = int(VLLM_NON_TORCH_TP1 if tp == 1 else VLLM_NON_TORCH_TP)
-    weights_per_gpu = math.ceil(weights_bytes / tp)
+    non_torch = int(VLLM_NON_TORCH_TP1 if hw.gpus == 1 else VLLM_NON_TORCH_TP)
+    weights_per_gpu = math.ceil(weights_bytes / hw.gpus)
     pool = budget - weights_per_gpu - activation - non_torch
-    seq = layout.sequence_bytes(_blocks(context), sliding_cells=_sliding_cells_vllm(layout))
+    # Pipeline stages split the layers, so each GPU holds 1/pp of the sequence's cache.
+    per_sequence = layout.sequence_bytes(_blocks(context), sliding_cells=_sliding_cells_vllm(layout))
+    for extra in extra_kv:  # a draft model's or MTP layers' cache, in the same pool
+        other = kv_layout(extra, kv_dtype, tp)
+        per_sequence += other.sequence_bytes(_blocks(context), sliding_cells=_sliding_cells_vllm(other))
+    seq = math.ceil(per_sequence / pp)
     max_seqs = max(0, pool // seq) if seq else 0
     slack = hw.usable_bytes_per_gpu - budget
     outside = CUDA_CONTEXT_BYTES + VLLM_CUDA_GRAPH_BYTES
     slack_ok = slack >= outside
     needed = users * seq
-    fits = pool > 0 and pool >= needed and slack_ok
+    # vLLM refuses a TP degree that does not divide the attention heads (parallel_state check).
+    fits = pool > 0 and pool >= needed and slack_ok and arch.num_heads % tp == 0
     parts = [
         ("activation", activation),
         ("non_torch", non_torch),
         ("cuda_context", CUDA_CONTEXT_BYTES),
         ("cuda_graphs", VLLM_CUDA_GRAPH_BYTES),
     ]
+    gpus = hw.gpus
     return Estimate(
         engine="vllm",
-        gpus=tp,
-        budget_bytes=budget * tp,
-        weights_bytes=weights_per_gpu * tp,
-        overhead_bytes=sum(b for _, b in parts) * tp,
+        gpus=gpus,
+        budget_bytes=budget * gpus,
+        weights_bytes=weights_per_gpu * gpus,
+        overhead_bytes=sum(b for _, b in parts) * gpus,
         overhead_parts=parts,
         kv_bytes_per_token=layout.full_bytes_per_token * tp,
-        kv_bytes_per_sequence=seq * tp,
-        kv_room_bytes=pool * tp,
+        kv_bytes_per_sequence=seq * gpus,
+        kv_room_bytes=pool * gpus,
         max_concurrent_sequences=int(max_seqs),
         fits=fits,
-        headroom_bytes=(pool - needed) * tp,
+        headroom_bytes=(pool - needed) * gpus,
         slack_ok=slack_ok,
         scheduler=(max_num_seqs, batched),
+        pipeline=pp,
     )
 
 
@@ -205,14 +219,22 @@ def estimate_llamacpp(
     context: int,
     users: int,
     engine: str = "llamacpp",
+    extra_kv: tuple[Architecture, ...] = (),
 ) -> Estimate:
     """Weights (less the input embedding, which llama.cpp keeps in host RAM) + KV for
     context × parallel slots + compute buffer + CUDA context, split by layers over the GPUs."""
     layout = kv_layout(arch, kv_dtype, 1)
-    on_gpu = weights_bytes - (0 if arch.tie_embeddings else embedding_bytes)
+    # On a CPU the input embedding is in the same RAM as everything else.
+    host_embedding = 0 if arch.tie_embeddings or hw.accelerator == "cpu" else embedding_bytes
+    on_gpu = weights_bytes - host_embedding
     seq = layout.sequence_bytes(context, sliding_cells=llamacpp_sliding_cells(layout))
+    for extra in extra_kv:
+        other = kv_layout(extra, kv_dtype, 1)
+        seq += other.sequence_bytes(context, sliding_cells=llamacpp_sliding_cells(other))
     compute = llamacpp_compute_buffer_bytes(arch, context * users)
-    parts = [("compute_buffer", compute), ("cuda_context", CUDA_CONTEXT_BYTES)]
+    parts = [("compute_buffer", compute)]
+    if hw.accelerator == "cuda":
+        parts.append(("cuda_context", CUDA_CONTEXT_BYTES))
     overhead = sum(b for _, b in parts) * hw.gpus
     budget = hw.usable_bytes_per_gpu * hw.gpus
     room = budget - on_gpu - overhead
@@ -236,18 +258,29 @@ def estimate_llamacpp(
 
 
 def estimate_transformers(
-    arch: Architecture, weights_bytes: int, hw: Hardware, kv_dtype: str, context: int, users: int
+    arch: Architecture,
+    weights_bytes: int,
+    hw: Hardware,
+    kv_dtype: str,
+    context: int,
+    users: int,
+    extra_kv: tuple[Architecture, ...] = (),
 ) -> Estimate:
     """Weights + KV + the prefill activation peak + CUDA context (device_map="auto" over GPUs)."""
     layout = kv_layout(arch, kv_dtype, 1)
-    seq = layout.sequence_bytes(context)
+    seq = layout.sequence_bytes(context) + sum(
+        kv_layout(a, kv_dtype, 1).sequence_bytes(context) for a in extra_kv
+    )
     per_token = VLLM_FORWARD_BYTES_PER_ELEMENT * (arch.ffn_width_per_token + arch.hidden_size)
     per_sequence_activation = per_token * context + TRANSFORMERS_LOGIT_BYTES * arch.vocab_size
     activation = per_sequence_activation * users
-    parts = [("prefill_activation", activation), ("cuda_context", CUDA_CONTEXT_BYTES)]
-    overhead = activation + CUDA_CONTEXT_BYTES * hw.gpus
+    context_bytes = CUDA_CONTEXT_BYTES if hw.accelerator == "cuda" else 0
+    parts = [("prefill_activation", activation)]
+    if context_bytes:
+        parts.append(("cuda_context", context_bytes))
+    overhead = activation + context_bytes * hw.gpus
     budget = hw.usable_bytes_per_gpu * hw.gpus
-    room = budget - weights_bytes - CUDA_CONTEXT_BYTES * hw.gpus
+    room = budget - weights_bytes - context_bytes * hw.gpus
     needed = users * (seq + per_sequence_activation)
     return Estimate(
         engine="transformers",
@@ -273,6 +306,7 @@ def decode_tokens_per_s(read_bytes_per_token: int, hw: Hardware, engine: str) ->
     llama.cpp's layer split and transformers' device_map read them one after another."""
     if not hw.bandwidth_gbps or read_bytes_per_token <= 0:
         return None
-    parallel = hw.gpus if engine == "vllm" else 1
+    # Pipeline stages (nodes) read one after another; only the TP group reads at once.
+    parallel = hw.gpus // max(1, hw.nodes) if engine == "vllm" else 1
     rate = DECODE_BANDWIDTH_EFFICIENCY * hw.bandwidth_gbps * 1e9 * parallel / read_bytes_per_token
     return round(rate, 1)

@@ -43,6 +43,10 @@ FILE_TYPES: dict[str, str] = {
     "q2_k": "Q2_K",
 }
 
+# LLAMA_FTYPE_MOSTLY_MXFP4_MOE (`llama-quantize ... MXFP4_MOE`, the type of gpt-oss's GGUFs):
+# 3-D expert stacks at MXFP4, every other quantizable tensor (output head included) at Q8_0.
+MXFP4_MOE = "mxfp4"
+
 # tensor_type_fallback(): a 256-block type on a row that is not a multiple of 256.
 _FALLBACK = {"Q2_K": "Q4_0", "Q3_K": "Q4_0", "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0"}
 
@@ -60,7 +64,23 @@ def _use_more_bits(i_layer: int, n_layers: int) -> bool:
 
 
 def _choose_type(arch: Architecture, file_type: str, tensor: Tensor, v_index: int) -> str:
-    """The ggml type llama-quantize gives this tensor (llama_tensor_get_type_impl, K-quant branch)."""
+    """The ggml type llama-quantize gives this tensor: llama_tensor_get_type_impl's rules, then
+    tensor_type_fallback for rows the chosen block does not divide (also for the output head)."""
+    if file_type == MXFP4_MOE:
+        # Only 3-D expert stacks (ne[2] > 1) go to MXFP4; the head and everything else to Q8_0.
+        out_head = tensor.category == "output" or (arch.tie_embeddings and tensor.category == "token_embd")
+        chosen = "MXFP4" if tensor.routed_expert and not out_head else "Q8_0"
+    else:
+        chosen = _kquant_type(arch, file_type, tensor, v_index)
+    block = GGML_TYPES[chosen][0]
+    if tensor.ncols % block:
+        chosen = _FALLBACK.get(chosen, chosen)
+        if tensor.ncols % GGML_TYPES[chosen][0]:
+            chosen = "F16"
+    return chosen
+
+
+def _kquant_type(arch: Architecture, file_type: str, tensor: Tensor, v_index: int) -> str:
     base = FILE_TYPES[file_type]
     cat = tensor.category
     n_layers = arch.num_layers
@@ -100,11 +120,6 @@ def _choose_type(arch: Architecture, file_type: str, tensor: Tensor, v_index: in
             chosen = "Q3_K"
         elif file_type == "q3_k_m":
             chosen = "Q4_K"
-    block = GGML_TYPES[chosen][0]
-    if tensor.ncols % block:
-        chosen = _FALLBACK.get(chosen, chosen)
-        if tensor.ncols % GGML_TYPES[chosen][0]:
-            chosen = "F16"
     return chosen
 
 

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from tools.architecture import Architecture, Tensor
 from tools.errors import UnknownPrecisionError
-from tools.gguf import FILE_TYPES, gguf_file_bytes
+from tools.gguf import FILE_TYPES, MXFP4_MOE, gguf_file_bytes
 
 PRECISIONS: tuple[str, ...] = (
     "fp32",
@@ -103,13 +103,25 @@ def _tensor_bits(fmt: Format, tensor: Tensor, dense_model: bool) -> float:
     return fmt.bits
 
 
-def weights(arch: Architecture, precision: str, params_override: int | None = None) -> Weights:
-    """Bytes of the weights at this precision. params_override scales a reference architecture."""
+def gguf_file_type(precision: str, gguf: bool) -> str | None:
+    """The llama-quantize file type behind a precision: every GGUF precision, and MXFP4 when the
+    engine loads GGUF files (llama.cpp's MXFP4_MOE keeps the non-expert tensors at Q8_0)."""
+    if precision in GGUF_PRECISIONS:
+        return precision
+    return MXFP4_MOE if gguf and precision == "mxfp4" else None
+
+
+def weights(
+    arch: Architecture, precision: str, params_override: int | None = None, gguf: bool = False
+) -> Weights:
+    """Bytes of the weights at this precision. params_override scales a reference architecture;
+    gguf: the file llama.cpp / Ollama load (changes MXFP4, whose GGUF keeps the rest at Q8_0)."""
     precision = check_precision(precision)
     derived = arch.total_params()
-    if precision in GGUF_PRECISIONS:
-        total = gguf_file_bytes(arch, precision)
-        note = "gguf"
+    file_type = gguf_file_type(precision, gguf)
+    if file_type is not None:
+        total = gguf_file_bytes(arch, file_type)
+        note = "gguf" if precision in GGUF_PRECISIONS else "gguf_mxfp4"
     else:
         fmt = FORMATS[precision]
         total = round(sum(t.params * _tensor_bits(fmt, t, not arch.is_moe) for t in arch.tensors()) / 8)
@@ -119,15 +131,16 @@ def weights(arch: Architecture, precision: str, params_override: int | None = No
     return Weights(total, params_override or derived, note)
 
 
-def token_embedding_bytes(arch: Architecture, precision: str) -> int:
+def token_embedding_bytes(arch: Architecture, precision: str, gguf: bool = False) -> int:
     """Bytes of the input embedding table (llama.cpp keeps it in host memory, not on the GPU)."""
     precision = check_precision(precision)
-    if precision in GGUF_PRECISIONS:
+    file_type = gguf_file_type(precision, gguf)
+    if file_type is not None:
         from tools.gguf import gguf_tensor_types, tensor_bytes
 
         return sum(
             tensor_bytes(t, tensor)
-            for tensor, t in gguf_tensor_types(arch, precision)
+            for tensor, t in gguf_tensor_types(arch, file_type)
             if tensor.category == "token_embd"
         )
     bits = max(FORMATS[precision].bits, 16.0)  # quantized formats keep the embeddings at 16 bits

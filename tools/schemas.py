@@ -9,7 +9,19 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tools.finetune import FinetuneBreakdown, FinetuneSpec
+
 Language = Literal["en", "es"]
+
+
+class FileWeights(BaseModel):
+    """Weights read from a model file's header (a local GGUF): exact, not derived."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bytes: int = Field(description="Bytes of every tensor in the file.")
+    token_embedding_bytes: int = Field(default=0, description="Bytes of token_embd (kept in host RAM).")
+    source: str = Field(default="", description="Where the figures come from (the file name).")
 
 
 class SizingRequest(BaseModel):
@@ -30,6 +42,18 @@ class SizingRequest(BaseModel):
     config: dict | None = Field(default=None, description="A Hugging Face config.json as a dict.")
     params_b: float | None = Field(default=None, description="Explicit parameter count in billions.")
     lang: Language = Field(default="en", description="Language of every text in the result.")
+    max_loras: int = Field(default=0, description="vLLM --max-loras: LoRA adapter slots kept on the GPUs.")
+    max_lora_rank: int = Field(default=16, description="vLLM --max-lora-rank of those slots.")
+    draft_model: str | None = Field(
+        default=None, description="Speculative decoding: the draft model (catalog id, Hub id or size)."
+    )
+    mtp: bool = Field(default=False, description="Speculative decoding with the model's MTP heads.")
+    file_weights: FileWeights | None = Field(
+        default=None, description="Exact weights from a model file's header (with config)."
+    )
+    finetune: FinetuneSpec | None = Field(
+        default=None, description="Size training (full, LoRA, QLoRA) instead of serving."
+    )
 
 
 class ModelInfo(BaseModel):
@@ -73,6 +97,7 @@ class SizingResult(BaseModel):
     users: int
     kv_dtype: str
     weights_gb: float
+    # Full-attention layers, every GPU, copies included: what kv_cache_gb and total_gb use.
     kv_bytes_per_token: int
     kv_cache_gb: float
     overhead_gb: float
@@ -87,6 +112,8 @@ class SizingResult(BaseModel):
     # When no option fits: hardware beyond the compared options that holds this request unchanged
     # (more GPUs of the largest option, or as many larger cards), each computed like an option.
     alternatives: list[CardOption] = []
+    # Fine-tuning requests: the training memory per GPU, part by part (total_gb is its total).
+    finetune: FinetuneBreakdown | None = None
 
 
 class Card(BaseModel):
@@ -104,6 +131,9 @@ class Card(BaseModel):
     fp8: bool | None = None
     vendor: str = "nvidia"
     marketing: str = ""
+    # datacenter | workstation | consumer | apple (unified memory; usable = the GPU's wired share)
+    kind: str = "datacenter"
+    suggested: bool = True  # proposed by suggestions/escalation; False: sized only when named
 
 
 class CardClass(BaseModel):

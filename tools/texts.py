@@ -5,6 +5,10 @@ Templates use str.format fields; numbers are formatted by the caller. GB = 10^9 
 
 from __future__ import annotations
 
+import json
+from functools import cache
+from importlib import resources
+
 from tools.schemas import Language
 
 TEXTS: dict[str, dict[Language, str]] = {
@@ -223,8 +227,16 @@ def counted(value: int, noun: str, lang: Language) -> str:
     return f"{integer(value, lang)} {one if value == 1 else many}"
 
 
+@cache
+def _catalogue() -> dict[str, dict[str, str]]:
+    """tools/data/engine_texts.json: the engine's sentences kept in a data file."""
+    raw = resources.files("tools").joinpath("data", "engine_texts.json").read_text(encoding="utf-8")
+    return {k: v for k, v in json.loads(raw).items() if isinstance(v, dict)}
+
+
 def text(key: str, lang: Language, **fields: object) -> str:
-    template = TEXTS[key][lang]
+    entry = TEXTS.get(key) or _catalogue()[key]
+    template = entry[lang]
     return template.format(**fields) if fields else template
 
 

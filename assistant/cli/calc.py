@@ -4,6 +4,9 @@
     sizing calc 70b --precision q4_k_m --engine llamacpp --gpu l40s
     sizing calc "Qwen2.5 32B" --gpu h100-80gb:2 --kv-dtype fp8 --json
     sizing calc my-model --config ./config.json --lang es
+    sizing calc meta-llama/Llama-3.3-70B-Instruct          (SIZING_HF_LOOKUPS=true)
+    sizing calc --gguf ./model-Q4_K_M.gguf --gpu rtx-4090
+    sizing calc llama-3.1-8b --finetune qlora --seq 4k --gpu rtx-3090
 
 Prints a table of card options with the arithmetic lines a person can check by hand; `--json`
 prints the SizingResult object. Bad input exits 2 with one line naming the bad value and the
@@ -25,6 +28,7 @@ from tools.texts import integer, number
 if TYPE_CHECKING:
     from assistant.settings import Settings
     from tools import SizingResult
+    from tools.finetune import FinetuneSpec
     from tools.schemas import Language
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*")
@@ -40,13 +44,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ),
     )
     parser.add_argument(
-        "model", nargs="?", default="", help='catalog id, alias ("Llama 3.1 70B") or bare size ("70b")'
+        "model",
+        nargs="?",
+        default="",
+        help='catalog id, Hub id (owner/name), alias ("Llama 3.1 70B") or bare size ("70b")',
     )
     parser.add_argument(
         "--precision",
-        default="bf16",
+        default=None,
         help="weights: fp32 bf16 fp16 fp8 int8 int4 awq gptq nf4 mxfp4 "
-        "q8_0 q6_k q5_k_m q4_k_m q4_0 q3_k_m q2_k (default bf16)",
+        "q8_0 q6_k q5_k_m q4_k_m q4_0 q3_k_m q2_k (default bf16, or a Hub checkpoint's own)",
     )
     parser.add_argument(
         "--context", default="8192", help="tokens per sequence, e.g. 8192 or 32k (default 8192)"
@@ -54,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--users", default="1", help="concurrent sequences (default 1)")
     parser.add_argument("--kv-dtype", default=None, help="KV cache: bf16 fp16 fp8 q8_0 q4_0 (default 16-bit)")
     parser.add_argument(
-        "--engine", default="vllm", help="vllm | llamacpp | ollama | transformers (default vllm)"
+        "--engine", default=None, help="vllm | llamacpp | ollama | transformers (default vllm)"
     )
     parser.add_argument(
         "--gpu", default=None, metavar="ID[:N]", help="one card, optionally N of them (h100-80gb:2)"
@@ -65,7 +72,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--config", default=None, metavar="PATH", help="a Hugging Face config.json to size instead"
     )
+    parser.add_argument(
+        "--gguf", default=None, metavar="FILE", help="a local GGUF file: sized from its header, exactly"
+    )
     parser.add_argument("--lang", default="en", help="language of the texts: en | es (default en)")
+    extras = parser.add_argument_group("serving extras")
+    extras.add_argument(
+        "--max-loras", default="0", help="vLLM LoRA adapter slots kept on the GPUs (default 0)"
+    )
+    extras.add_argument("--max-lora-rank", default="16", help="rank of those slots (default 16)")
+    extras.add_argument(
+        "--draft", default=None, metavar="MODEL", help="speculative decoding with this draft model"
+    )
+    extras.add_argument("--mtp", action="store_true", help="speculative decoding with the model's MTP heads")
+    training = parser.add_argument_group("fine-tuning (sizes training instead of serving)")
+    training.add_argument("--finetune", default=None, metavar="METHOD", help="full | lora | qlora")
+    training.add_argument("--lora-rank", default="16", help="LoRA rank (default 16)")
+    training.add_argument("--batch", default="1", help="micro-batch per GPU (default 1)")
+    training.add_argument(
+        "--seq", default="2048", help="tokens per training sequence, e.g. 4096 or 8k (default 2048)"
+    )
+    training.add_argument("--optimizer", default="adamw", help="adamw | adamw8bit | sgd (default adamw)")
+    training.add_argument(
+        "--gradient-checkpointing",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="recompute activations in the backward pass (default on)",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
     parser.set_defaults(handler=run)
 
@@ -81,11 +114,36 @@ def parse_count(name: str, value: str) -> int:
     return int(number)
 
 
+def parse_whole(name: str, value: str) -> int:
+    """A count that may be zero ('0', '4')."""
+    if not (value or "").strip().isdigit():
+        raise InvalidInputError(f"--{name} {value!r} must be a whole number such as 0 or 4")
+    return int(value)
+
+
 def parse_fraction(name: str, value: str) -> float:
     try:
         return float(value)
     except ValueError:
         raise InvalidInputError(f"--{name} {value!r} must be a number between 0.05 and 1.0") from None
+
+
+def finetune_spec(args: argparse.Namespace) -> FinetuneSpec:
+    """--finetune and its knobs; a serving engine next to it is one clear error."""
+    from tools.finetune import FinetuneSpec
+
+    if args.engine is not None and args.engine.strip().lower() != "transformers":
+        raise InvalidInputError(
+            f"--finetune sizes training, not serving: --engine {args.engine} does not apply; drop --engine"
+        )
+    return FinetuneSpec(
+        method=args.finetune,
+        lora_rank=parse_count("lora-rank", args.lora_rank),
+        batch=parse_count("batch", args.batch),
+        seq=parse_count("seq", args.seq),
+        optimizer=args.optimizer,
+        gradient_checkpointing=args.gradient_checkpointing,
+    )
 
 
 def read_config(path: str) -> dict[str, Any]:
@@ -108,21 +166,48 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
     lang = (args.lang or "en").strip().lower()
     if lang not in ("en", "es"):
         raise InvalidInputError(f"--lang {args.lang!r} is not a language of the texts; valid choices: en, es")
-    if not args.model.strip() and not args.config:
-        raise InvalidInputError("give a MODEL (catalog id, alias or bare size such as 70b) or --config PATH")
-    request = SizingRequest(
-        model=args.model,
-        precision=args.precision,
-        context=parse_count("context", args.context),
-        users=parse_count("users", args.users),
-        kv_dtype=args.kv_dtype,
-        engine=args.engine,
-        gpu=args.gpu,
-        gpu_memory_utilization=parse_fraction("gpu-memory-utilization", args.gpu_memory_utilization),
-        config=read_config(args.config) if args.config else None,
-        lang=lang,  # type: ignore[arg-type]
-    )
-    result = calculate_vram(request)
+    if not args.model.strip() and not args.config and not args.gguf:
+        raise InvalidInputError(
+            "give a MODEL (catalog id, Hub id, alias or bare size such as 70b), --config PATH or --gguf FILE"
+        )
+    fields: dict[str, Any] = {
+        "model": args.model,
+        "context": parse_count("context", args.context),
+        "users": parse_count("users", args.users),
+        "kv_dtype": args.kv_dtype,
+        "gpu": args.gpu,
+        "gpu_memory_utilization": parse_fraction("gpu-memory-utilization", args.gpu_memory_utilization),
+        "config": read_config(args.config) if args.config else None,
+        "lang": lang,
+    }
+    if args.engine is not None:
+        fields["engine"] = args.engine
+    fields["max_loras"] = parse_whole("max-loras", args.max_loras)
+    fields["max_lora_rank"] = parse_count("max-lora-rank", args.max_lora_rank)
+    if args.draft:
+        fields["draft_model"] = args.draft
+    if args.mtp:
+        fields["mtp"] = True
+    if args.precision is not None:  # unset: the calculator's default, or a Hub checkpoint's own
+        fields["precision"] = args.precision
+    if args.gguf:
+        from assistant.gguf_file import read_gguf
+
+        header = read_gguf(args.gguf)
+        fields.update(
+            model=args.model.strip() or header.name,
+            config=header.config,
+            params_b=header.params / 1e9,
+            file_weights=header.weights,
+            precision=args.precision or header.precision,
+            engine=args.engine or "llamacpp",
+        )
+    if args.finetune is not None:
+        fields["finetune"] = finetune_spec(args)
+    request = SizingRequest(**fields)
+    from assistant.hub_client import hub_from_settings
+
+    result = calculate_vram(request, hub=hub_from_settings(settings))
     stream = out or sys.stdout
     if args.json:
         stream.write(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n")
@@ -151,6 +236,9 @@ def render_table(result: SizingResult) -> str:
         f"{integer(result.users, lang)} · "
         f"KV {result.kv_dtype}"
     )
+    if result.finetune is not None:
+        ft = result.finetune
+        header = f"{model.name} · {ft.method} · {ft.optimizer} · {ft.batch} × {integer(ft.seq, lang)} tokens"
     rows = [_HEADERS[lang]]
     for o in result.options:
         rows.append(
@@ -186,4 +274,7 @@ def render_table(result: SizingResult) -> str:
 
 
 def _is_spanish(result: SizingResult) -> bool:
-    return any(line.startswith(("Pesos:", "Caché KV")) for line in result.arithmetic)
+    return any(
+        line.startswith(("Pesos:", "Caché KV", "Modelo base congelado", "Ajuste completo"))
+        for line in result.arithmetic
+    )

@@ -257,8 +257,9 @@ def catalog() -> Catalog:
         derived.append((short, entry_card))
     # Names the catalog spells out win over short names derived here: "H100" is the catalog's
     # alias of the SXM card, even though "H100 80GB (PCIe)" also shortens to "h100".
+    spelled = set(keyed_cards)
     for key, entry_card in derived:
-        if len(key) >= 2 and entry_card not in keyed_cards.setdefault(key, []):
+        if len(key) >= 2 and key not in spelled and entry_card not in keyed_cards.setdefault(key, []):
             keyed_cards[key].append(entry_card)
 
     def longest_first(keys: dict[str, Any]) -> tuple[tuple[str, Any], ...]:

@@ -88,6 +88,9 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
     from tools import ENGINES, KV_DTYPES, PRECISIONS
 
     limits = ChatLimits.from_settings(settings)
+    from assistant.hub_client import hub_from_settings
+
+    hub = hub_from_settings(settings)  # Hub ids in the calculator (None when lookups are off)
     models = handlers.model_choices()
     desk = open_desk_or_none(settings)
     mode = str(getattr(assistant, "mode", "offline"))
@@ -145,7 +148,7 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
             model, params_b, config_file, precision, kv_dtype, context, users, engine, card, card_count
         )
         try:
-            view = handlers.calculator_view(inputs, lang)
+            view = handlers.calculator_view(inputs, lang, hub)
         except Exception:  # a bug must not leave the panel stale or show a traceback
             log.exception("calculator update failed")
             view = handlers.failed_calculator_view(lang)
@@ -169,7 +172,7 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
             model, params_b, config_file, precision, kv_dtype, context, users, engine, card, card_count
         )
         try:
-            return handlers.calculate_json(inputs, _browser_lang(request))
+            return handlers.calculate_json(inputs, _browser_lang(request), hub)
         except SizingError as exc:
             raise gr.Error(str(exc), print_exception=False) from None
 

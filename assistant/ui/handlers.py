@@ -28,6 +28,7 @@ from tools.errors import InvalidInputError, ModelConfigError, SizingError
 if TYPE_CHECKING:
     from assistant.settings import Settings
     from tools import SizingRequest, SizingResult
+    from tools.hub import HubLookup
 
 log = logging.getLogger(__name__)
 
@@ -363,12 +364,13 @@ def details_markdown(result: SizingResult, lang: Lang) -> str:
     return "\n".join(lines)
 
 
-def calculator_view(inputs: CalculatorInputs, lang: Lang) -> CalculatorView:
-    """The chart, verdict and details for the panel's inputs; bad input gives a clear message instead."""
+def calculator_view(inputs: CalculatorInputs, lang: Lang, hub: HubLookup | None = None) -> CalculatorView:
+    """The chart, verdict and details for the panel's inputs; bad input gives a clear message instead.
+    `hub` looks up a model typed as a Hugging Face id (None: catalog and bare sizes only)."""
     from tools import calculate_vram
 
     try:
-        result = calculate_vram(build_request(inputs, lang))
+        result = calculate_vram(build_request(inputs, lang), hub=hub)
     except SizingError as exc:
         message = str(exc)
         return CalculatorView(
@@ -392,14 +394,14 @@ def failed_calculator_view(lang: Lang) -> CalculatorView:
     )
 
 
-def calculate_json(inputs: CalculatorInputs, lang: Lang) -> dict[str, Any]:
+def calculate_json(inputs: CalculatorInputs, lang: Lang, hub: HubLookup | None = None) -> dict[str, Any]:
     """The `calculate` API: the SizingResult as JSON (the `sizing calc --json` object).
 
     Raises SizingError on bad input; the app turns it into the client's error message.
     """
     from tools import calculate_vram
 
-    return calculate_vram(build_request(inputs, lang)).model_dump(mode="json")
+    return calculate_vram(build_request(inputs, lang), hub=hub).model_dump(mode="json")
 
 
 def model_choices() -> list[tuple[str, str]]:
