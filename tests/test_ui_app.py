@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 
 from assistant.settings import Settings
 from assistant.ui import app as web_app
+from assistant.ui import catalogue
 from assistant.ui.app import build_i18n
 from assistant.ui.session import VisitorSession
 from assistant.ui.texts import LABELS_ES
@@ -85,9 +86,13 @@ def test_visitor_state_starts_empty_and_is_not_shared(settings: Settings) -> Non
 
 def test_every_label_has_a_spanish_translation(settings: Settings) -> None:
     translations = build_i18n().translations
-    assert translations["es"] == LABELS_ES
-    assert set(translations["en"]) == set(LABELS_ES)
-    assert all("}" not in key for key in LABELS_ES)  # the browser's i18n marker parser stops at "}"
+    catalogue_labels = {key for key in catalogue.all_keys() if key.startswith(catalogue.LABEL_PREFIX)}
+    assert set(translations["es"]) == set(translations["en"]) == set(LABELS_ES) | catalogue_labels
+    assert {key: translations["es"][key] for key in LABELS_ES} == LABELS_ES
+    for key in catalogue_labels:
+        assert translations["es"][key] and translations["es"][key] != translations["en"][key]
+    # The browser's i18n marker parser stops at "}".
+    assert all("}" not in key for key in translations["en"])
 
 
 def _compare_handlers(demo: gr.Blocks) -> list[object]:

@@ -1,0 +1,143 @@
+"""The conversation as the browser keeps it, and going back to before one of its messages.
+
+The chat stores `{"messages", "conversation", "language", "turns"}` in the browser's
+localStorage (`gr.BrowserState`, encrypted) after every turn, so a reload continues the
+conversation. `turns` holds the assistant's conversation state from before each visitor
+message: retry, undo and edit rewind to one of them. Everything read back from the browser is
+validated; anything malformed starts a fresh conversation instead of failing. No Gradio here.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pydantic import ValidationError
+
+from assistant.schemas import ConversationState
+from assistant.ui.session import VisitorSession
+
+log = logging.getLogger(__name__)
+
+STORED_VERSION = 1
+EMPTY: dict[str, Any] = {"version": STORED_VERSION, "messages": [], "conversation": None, "turns": []}
+# Messages kept in the browser: a long conversation keeps its latest part (localStorage holds a
+# few MB per site; an answer is 4-8 KB).
+MAX_STORED_MESSAGES = 80
+_ROLES = ("user", "assistant")
+
+ChatMessage = dict[str, Any]
+# The conversation state (as JSON) from before each visitor message; None before the first answer.
+Turns = list[dict[str, Any] | None]
+
+
+@dataclass(frozen=True)
+class Rewound:
+    messages: list[ChatMessage]
+    session: VisitorSession
+    turns: Turns
+    text: str  # the visitor message that was taken back ("" when there was none)
+
+
+def dump_state(state: ConversationState | None) -> dict[str, Any] | None:
+    return None if state is None else state.model_dump(mode="json")
+
+
+def load_state(value: Any) -> ConversationState | None:
+    if value is None:
+        return None
+    try:
+        return ConversationState.model_validate(value)
+    except ValidationError:
+        log.info("a stored conversation state was malformed; starting from an empty one")
+        return None
+
+
+def message_text(message: ChatMessage) -> str:
+    """The text of a chat message, whether its content is a string or Gradio's list of parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
+def _is_question(message: ChatMessage) -> bool:
+    return message.get("role") == "user"
+
+
+def turn_at(messages: list[ChatMessage], index: int) -> int:
+    """The number of the visitor message at `index` (0 = the first one the visitor sent)."""
+    return sum(1 for message in messages[:index] if _is_question(message))
+
+
+def rewind(
+    messages: list[ChatMessage],
+    session: VisitorSession,
+    turns: Turns,
+    turn: int | None,
+) -> Rewound:
+    """The chat as it was before visitor message number `turn` (None: the last one)."""
+    questions = [index for index, message in enumerate(messages) if _is_question(message)]
+    if not questions:
+        return Rewound(list(messages), session, list(turns), "")
+    number = len(questions) - 1 if turn is None else max(0, min(turn, len(questions) - 1))
+    cut = questions[number]
+    # Turns and visitor messages are recorded together; a conversation restored without its
+    # turns (an older copy) rewinds to an empty state rather than a wrong one.
+    state = load_state(turns[number]) if number < len(turns) else None
+    restored = replace(session, conversation=state, last_result=None, last_result_language=None)
+    return Rewound(messages[:cut], restored, list(turns[:number]), message_text(messages[cut]))
+
+
+def stored_value(messages: list[ChatMessage], session: VisitorSession, turns: Turns) -> dict[str, Any]:
+    """What the browser keeps: the latest MAX_STORED_MESSAGES messages, from a visitor message on."""
+    kept = list(messages)
+    if len(kept) > MAX_STORED_MESSAGES:
+        kept = kept[-MAX_STORED_MESSAGES:]
+        while kept and not _is_question(kept[0]):
+            kept.pop(0)
+    questions = sum(1 for message in kept if _is_question(message))
+    return {
+        "version": STORED_VERSION,
+        "messages": kept,
+        "conversation": dump_state(session.conversation),
+        "language": session.language,
+        "turns": list(turns[-questions:]) if questions else [],
+    }
+
+
+@dataclass(frozen=True)
+class Restored:
+    messages: list[ChatMessage]
+    session: VisitorSession
+    turns: Turns
+
+
+def restore(saved: Any, session: VisitorSession) -> Restored:
+    """The conversation the browser kept, validated; a fresh one when there is none or it is malformed."""
+    if not isinstance(saved, dict) or saved.get("version") != STORED_VERSION:
+        return Restored([], session, [])
+    raw_messages = saved.get("messages")
+    if not isinstance(raw_messages, list):
+        return Restored([], session, [])
+    messages = [
+        message
+        for message in raw_messages[-MAX_STORED_MESSAGES:]
+        if isinstance(message, dict) and message.get("role") in _ROLES and message_text(message) is not None
+    ]
+    raw_turns = saved.get("turns")
+    turns = (
+        [turn if isinstance(turn, dict) else None for turn in raw_turns]
+        if isinstance(raw_turns, list)
+        else []
+    )
+    language = saved.get("language")
+    restored = replace(
+        session,
+        conversation=load_state(saved.get("conversation")),
+        language=language if language in ("en", "es") else None,
+    )
+    return Restored(messages, restored, turns)
