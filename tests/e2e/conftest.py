@@ -1,6 +1,6 @@
 """A real `sizing serve` for the web end-to-end tests, and a real headless Chromium.
 
-The server is the installed CLI in a subprocess on a free loopback port, with its data
+The server is the real CLI (`python -m assistant serve`) in a subprocess on a free loopback port, with its data
 folder in a temporary directory and no LLM configured (the offline assistant). The browser
 is Debian's `chromium` driven by Playwright through `executable_path` (nothing downloaded).
 """
@@ -32,6 +32,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    "--disable-quic",
 ]
 # The first start imports Gradio and the embedding model; the first question builds the index.
 STARTUP_TIMEOUT_S = 120
@@ -65,8 +66,8 @@ class ServedApp:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
         self.rate_limit_per_minute = int(env.get("SIZING_RATE_LIMIT_PER_MINUTE", "30"))
-        sizing = Path(sys.executable).with_name("sizing")
-        command = [str(sizing), "serve", "--port", str(self.port)]
+        # `python -m assistant` from the repository root runs this checkout's code.
+        command = [sys.executable, "-m", "assistant", "serve", "--port", str(self.port)]
         self._log = log_path.open("w", encoding="utf-8")
         self.process = subprocess.Popen(
             command, cwd=ROOT, env=server_env(data_dir, **env), stdout=self._log, stderr=subprocess.STDOUT
