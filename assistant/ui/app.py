@@ -33,6 +33,7 @@ from assistant.ui.handlers import ChatAssistant, ChatLimits
 from assistant.ui.labels import browser_lang, build_i18n, label
 from assistant.ui.session import VisitorSession
 from assistant.ui.texts import language_from_header
+from assistant.ui.theme import app_theme
 
 __all__ = ["build_app", "build_http_app", "build_i18n"]
 
@@ -47,6 +48,7 @@ APP_CSS = (
 #app-header p { margin-top: 0; }
 #sales-draft-preview td:last-child, #sales-draft-preview th:last-child { white-space: nowrap; text-align: right; }
 #calc-verdict table td, #calc-verdict table th { padding: 6px 8px; }
+footer, footer a, .show-api { color: #4b5563 !important; }
 @media (max-width: 480px) {
   #calc-verdict table { display: block; overflow-x: auto; font-size: 0.85em; }
   .gradio-container { padding-left: 6px !important; padding-right: 6px !important; }
@@ -174,7 +176,6 @@ def build_http_app(assistant: ChatAssistant, settings: Settings) -> FastAPI:
         return Response(widget.launcher_script(settings), media_type="text/javascript")
 
     view = AnswerView(library)
-    theme = gr.themes.Soft(primary_hue="blue", secondary_hue="amber")
     common: dict[str, Any] = {
         "server_name": settings.host,
         "server_port": settings.port,
@@ -183,7 +184,7 @@ def build_http_app(assistant: ChatAssistant, settings: Settings) -> FastAPI:
         "ssr_mode": False,
         "mcp_server": False,
         "i18n": build_i18n(),
-        "theme": theme,
+        "theme": app_theme(),
         "max_file_size": "1mb",
         "head": head_script(),
     }

@@ -36,7 +36,8 @@ body { font: 17px/1.6 system-ui, -apple-system, "Segoe UI", sans-serif; color: #
        max-width: 46rem; margin: 0 auto; padding: 1.5rem 1rem 4rem; }
 h1 { font-size: 1.7rem; line-height: 1.25; }
 h2 { font-size: 1.25rem; margin-top: 2.2rem; scroll-margin-top: 1rem; }
-section:target h2 { background: #fef3c7; outline: 4px solid #fef3c7; }
+section { scroll-margin-top: 1rem; }
+section:target { border-left: 4px solid #b45309; padding-left: 0.9rem; margin-left: -1.1rem; }
 a { color: #1d4ed8; }
 code { background: #f3f4f6; padding: 0 0.25em; border-radius: 4px; }
 pre { background: #f3f4f6; padding: 0.75rem; overflow-x: auto; }
@@ -122,11 +123,17 @@ class ArticleLibrary:
             return None
         article = entry.article
         page_lang: Lang = "es" if article.lang == "es" else "en"
-        body: list[str] = [f"<h1>{html.escape(article.title)}</h1>"]
+        title = f"<h1>{html.escape(article.title)}</h1>"
+        body: list[str] = []
         for section, anchor in zip(article.sections, entry.anchors, strict=False):
             rendered = self._render(section.body)
-            heading = "" if section.heading == article.title else f"<h2>{html.escape(section.heading)}</h2>"
+            # The lead (the text before the first "## ") is a section named after the title.
+            heading = (
+                title if section.heading == article.title else f"<h2>{html.escape(section.heading)}</h2>"
+            )
             body.append(f'<section id="{html.escape(anchor)}">{heading}{rendered}</section>')
+        if not body or not body[0].startswith(f'<section id="{html.escape(entry.anchors[0])}"><h1>'):
+            body.insert(0, title)
         twin = self.translation(entry)
         other = (
             f'<p class="note"><a href="{ROUTE}/{twin.article.lang}/{twin.article.slug}" '

@@ -9,6 +9,7 @@ lives only in `gr.State` and `gr.BrowserState`.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,15 +19,16 @@ import gradio as gr
 
 from assistant.settings import Settings
 from assistant.ui import handlers, history
-from assistant.ui.catalogue import phrase
+from assistant.ui.catalogue import all_keys, phrase
 from assistant.ui.chat_view import AnswerView
 from assistant.ui.handlers import ChatAssistant, ChatLimits
 from assistant.ui.labels import browser_lang, label
 from assistant.ui.session import VisitorSession
-from assistant.ui.texts import Lang
+from assistant.ui.texts import LANGUAGES, Lang
 
 # The script that shows each new answer from its beginning (see the file's comment).
 CHAT_SCRIPT = Path(__file__).with_name("static") / "chat.js"
+SCRIPT_PREFIX = "script_"
 EXAMPLE_KEYS = ("example_1", "example_2", "example_3", "example_4")
 
 CHAT_CSS = """
@@ -38,14 +40,21 @@ CHAT_CSS = """
 .sizing-chat details > summary { cursor: pointer; font-weight: 600; }
 .sizing-chat details[open] > summary { margin-bottom: 0.4em; }
 #chat-input textarea { font-size: 16px; }
+.sizing-chat .edit-textarea { width: 100% !important; min-height: 4em !important; font-size: 16px; }
 /* One set of buttons per answer: the steps above it (collapsible metadata messages) get none. */
 .sizing-chat .message:has(.thought-group) + .message-buttons { display: none; }
 """
 
 
 def head_script() -> str:
-    """The `<script>` for the page head (Gradio's `head`)."""
-    return f"<script>{CHAT_SCRIPT.read_text(encoding='utf-8')}</script>"
+    """The `<script>` for the page head (Gradio's `head`), with the catalogue's `script_*` texts."""
+    words = {
+        lang: {key: phrase(key, lang) for key in sorted(all_keys()) if key.startswith(SCRIPT_PREFIX)}
+        for lang in LANGUAGES
+    }
+    # json.dumps escapes nothing HTML-special; "</" would end the script element early.
+    table = json.dumps(words, ensure_ascii=False).replace("</", "<\\/")
+    return f"<script>window.SIZING_TEXTS = {table};\n{CHAT_SCRIPT.read_text(encoding='utf-8')}</script>"
 
 
 def examples_for(lang: Lang) -> Any:
@@ -72,7 +81,8 @@ def build_chat_panel(
     height: int | str = 560,
     greeting: str | None = None,
 ) -> ChatPanel:
-    """The chat column, in the current layout context, with all its events wired."""
+    """The chat column, in the current layout context, with all its events wired; the
+    conversation is `height` tall (a CSS length for the widget) and scrolls inside."""
     limits = ChatLimits.from_settings(settings)
     secret = settings.browser_state_secret.get_secret_value() if settings.browser_state_secret else None
 
@@ -104,12 +114,12 @@ def build_chat_panel(
             lines=1,
             max_lines=6,
             scale=6,
-            min_width=200,
+            min_width=160,
             autofocus=True,
         )
-        send = gr.Button(label("Send"), variant="primary", scale=1, min_width=90, elem_id="chat-send")
+        send = gr.Button(label("Send"), variant="primary", scale=1, min_width=80, elem_id="chat-send")
         stop = gr.Button(
-            label("label_stop"), variant="stop", scale=1, min_width=90, visible=False, elem_id="chat-stop"
+            label("label_stop"), variant="stop", scale=1, min_width=80, visible=False, elem_id="chat-stop"
         )
     restart = gr.Button(
         label("New conversation"), size="sm", variant="secondary", elem_id="chat-new-conversation"
@@ -220,7 +230,7 @@ def build_chat_panel(
     # Back to the question box, with the focus, for the next question (keyboard users).
     refocus_kwargs: dict[str, Any] = {
         "fn": None,
-        "js": "() => { document.querySelector('#chat-input textarea')?.focus(); }",
+        "js": "() => { document.querySelector('#chat-input textarea')?.focus({ preventScroll: true }); }",
         "queue": False,
     }
     lock_kwargs: dict[str, Any] = {"fn": lock_input, "outputs": [message, send, stop], **quick}

@@ -19,7 +19,7 @@ from assistant.ui.session import VisitorSession
 
 def build_draft_panel(session: gr.State, calculator_memory: gr.State) -> None:
     draft_folder = Path(tempfile.mkdtemp(prefix="sizing-drafts-"))
-    gr.Markdown("### " + label("Sales draft"))
+    gr.Markdown("## " + label("Sales draft"))
     gr.Markdown(
         label(
             "Turn the conversation's last recommendation into a reply for the customer, "

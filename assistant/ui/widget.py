@@ -29,6 +29,8 @@ from assistant.ui.labels import browser_lang
 WIDGET_PATH = "/widget"
 SCRIPT_PATH = "/widget.js"
 LAUNCHER_SCRIPT = Path(__file__).with_name("static") / "widget.js"
+# The conversation fills the frame less the header, the question box and the button under it.
+WIDGET_CHAT_HEIGHT = "max(220px, calc(100vh - 262px))"
 # WCAG AA contrast for normal text.
 MIN_CONTRAST = 4.5
 
@@ -66,7 +68,8 @@ def widget_css(settings: Settings) -> str:
   --link-text-color: {link}; --link-text-color-hover: {link}; --link-text-color-visited: {link};
 }}
 .gradio-container {{ max-width: 100% !important; padding: 8px !important; }}
-#widget-header {{ display: flex; align-items: center; gap: 10px; margin: 0 0 6px; }}
+#widget-header {{ display: flex; align-items: center; gap: 10px; margin: 0; }}
+.gradio-container .main, .gradio-container .contain {{ gap: 6px !important; }}
 #widget-header img {{ height: 32px; width: auto; }}
 #widget-header h1 {{ font-size: 1.2em; margin: 0; }}
 footer {{ display: none !important; }}
@@ -96,7 +99,7 @@ def build_widget(assistant: ChatAssistant, settings: Settings, view: AnswerView)
             settings,
             view,
             storage_key="sizing-widget-chat",
-            height="calc(100vh - 190px)",
+            height=WIDGET_CHAT_HEIGHT,
             greeting=settings.widget_greeting or phrase("widget_greeting", "en"),
         )
         if settings.widget_greeting is None:

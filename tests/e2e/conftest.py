@@ -100,11 +100,24 @@ class ServedApp:
         self._log.close()
 
 
+# The widget's settings in the served app; the embedding page is served from EMBEDDER_PORT.
+WIDGET_TITLE = "Acme GPU helper"
+WIDGET_COLOR = "#0f766e"
+EMBEDDER_PORT = free_port()
+
+
 @pytest.fixture(scope="session")
 def served_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedApp]:
     folder = tmp_path_factory.mktemp("web")
     # A low rate limit so a test can reach it; every browser page and API client is its own session.
-    app = ServedApp(folder / "data", folder / "server.log", SIZING_RATE_LIMIT_PER_MINUTE="6")
+    app = ServedApp(
+        folder / "data",
+        folder / "server.log",
+        SIZING_RATE_LIMIT_PER_MINUTE="6",
+        SIZING_WIDGET_ALLOWED_ORIGINS=f"http://127.0.0.1:{EMBEDDER_PORT}",
+        SIZING_WIDGET_TITLE=WIDGET_TITLE,
+        SIZING_WIDGET_PRIMARY_COLOR=WIDGET_COLOR,
+    )
     try:
         app.wait_healthy()
         yield app

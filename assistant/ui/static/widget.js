@@ -34,5 +34,12 @@
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && !panel.hidden) { toggle(false); button.focus(); }
   });
+  // Escape pressed inside the chat arrives as a message from the widget's own origin.
+  window.addEventListener("message", (event) => {
+    if (event.origin === origin && event.data && event.data.type === "sizing-widget-close" && !panel.hidden) {
+      toggle(false);
+      button.focus();
+    }
+  });
   document.body.append(panel, button);
 })();
