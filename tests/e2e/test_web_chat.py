@@ -50,6 +50,13 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 LONG_QUESTION = "What GPU do I need for Llama 3.1 70B in int4 with 8 concurrent users and 8k context?"
 WIDTH_IDS = [f"{width}px" for width, _ in WIDTHS]
+# True when the latest answer's first line lies inside the visible part of the chat log.
+FIRST_LINE_VISIBLE = """(selector) => {
+    const log = document.querySelector('#chatbot [role=log]').getBoundingClientRect();
+    const answers = document.querySelectorAll(selector);
+    const line = answers[answers.length - 1].querySelector('p').getBoundingClientRect();
+    return line.top >= log.top - 1 && line.bottom <= log.bottom;
+}"""
 
 
 def shot(page: Any, artifacts: Path, name: str, width: int) -> None:
@@ -335,6 +342,8 @@ def test_the_widget_chats_on_an_allowed_site(
     assert colour == "rgb(15, 118, 110)", (colour, WIDGET_COLOR)
     answer = ask(page, "What GPU for Llama 3.1 8B with 10 users?", frame=frame)
     assert "GB" in answer
+    # In the short frame the steps would push the verdict out of view: its first line is shown.
+    assert frame.evaluate(FIRST_LINE_VISIBLE, BOT_MESSAGES), "the verdict is out of view"
     shot(page, artifacts, "widget-inline", width)
     assert axe_violations(frame) == []
 

@@ -1,18 +1,40 @@
 // Shows each new answer from its beginning: when a visitor message appears in a chat log, the
 // log scrolls so that message sits at its top, and then stays put while the answer grows below
-// (the Chatbot's own autoscroll, which follows the end of the text, is off).
+// (the Chatbot's own autoscroll, which follows the end of the text, is off). Also patches a few
+// accessibility gaps of Gradio's own markup (see each part).
 (() => {
-  const counts = new WeakMap();
+  // Per chat log: how many visitor messages it had, and whether the visitor has scrolled since.
+  const seen = new WeakMap();
   const place = () => {
     for (const log of document.querySelectorAll('.sizing-chat [role="log"]')) {
-      const questions = log.querySelectorAll('[data-testid="user"]');
-      const before = counts.get(log) ?? 0;
-      counts.set(log, questions.length);
-      if (questions.length > before && questions.length > 0) {
-        const last = questions[questions.length - 1];
-        const offset = last.getBoundingClientRect().top - log.getBoundingClientRect().top;
-        log.scrollTop = Math.max(0, log.scrollTop + offset - 8);
+      let state = seen.get(log);
+      if (!state) {
+        state = { questions: 0, free: true };
+        // Once the visitor scrolls, the log is theirs until the next question.
+        for (const kind of ['wheel', 'touchmove', 'keydown']) {
+          log.addEventListener(kind, () => { state.free = true; }, { passive: true });
+        }
+        seen.set(log, state);
       }
+      const questions = log.querySelectorAll('[data-testid="user"]');
+      if (questions.length > state.questions) state.free = false;
+      state.questions = questions.length;
+      const question = questions[questions.length - 1];
+      if (state.free || !question) continue;
+      // The question goes to the top; if the steps under it would push the answer's first line
+      // out of view, that line goes near the top instead. Only ever downwards, so the view
+      // stays put while the answer grows.
+      const top = log.getBoundingClientRect().top;
+      let target = question.getBoundingClientRect().top - top - 8;
+      const answers = [...log.querySelectorAll('[data-testid="bot"] .message-content')]
+        .filter((content) => !content.closest('.thought-group'))  // the steps are not the answer
+        .filter((content) => question.compareDocumentPosition(content) & Node.DOCUMENT_POSITION_FOLLOWING);
+      const answer = answers[0];
+      if (answer) {
+        const answerTop = answer.getBoundingClientRect().top - top;
+        if (answerTop - target > log.clientHeight - 120) target = answerTop - 48;
+      }
+      if (target > 1) log.scrollTop += target;
     }
   };
   // A step's title is itself the toggle (role=button, keyboard-operable); the arrow icon inside it
