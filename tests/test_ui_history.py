@@ -56,7 +56,9 @@ def test_what_the_browser_keeps_comes_back_as_it_was() -> None:
     messages, session, turns = conversation()
     stored = history.stored_value(messages, session, turns)
     restored = history.restore(stored, VisitorSession(sent_at=(5.0,)))
-    assert restored.messages == messages
+    assert [history.message_text(m) for m in restored.messages] == [history.message_text(m) for m in messages]
+    assert [m["role"] for m in restored.messages] == [m["role"] for m in messages]
+    assert restored.messages[1]["metadata"] == {"title": "Read the question"}
     assert restored.turns == turns
     assert restored.session.conversation == session.conversation
     assert restored.session.language == "en"
@@ -90,6 +92,21 @@ def test_malformed_storage_starts_a_fresh_conversation() -> None:
     }
     restored = history.restore(tampered, session)
     assert restored.messages == [{"role": "user", "content": "hi"}]
+    # Only text goes back to the page: a file part would make the server read a path.
+    with_file = {
+        "version": 1,
+        "messages": [
+            {"role": "assistant", "content": [{"type": "file", "file": {"path": "/etc/passwd"}}]},
+            {"role": "assistant", "content": "ok", "options": [{"label": "For 20 users?"}, {"x": 1}]},
+        ],
+    }
+    assert history.restore(with_file, session).messages == [
+        {
+            "role": "assistant",
+            "content": "ok",
+            "options": [{"label": "For 20 users?", "value": "For 20 users?"}],
+        }
+    ]
     assert restored.session.conversation is None  # users must be positive: rejected, not guessed
     assert restored.session.language is None
     assert restored.turns == [None, None]

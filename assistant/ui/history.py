@@ -109,6 +109,37 @@ def stored_value(messages: list[ChatMessage], session: VisitorSession, turns: Tu
     }
 
 
+def _text_message(raw: Any) -> ChatMessage | None:
+    """A stored message rebuilt from its text parts only, or None when it is not a chat message.
+
+    A visitor can edit what their browser keeps (the page holds the encryption key), so nothing but
+    text goes back to Gradio: a file or component part would make the server read a path.
+    """
+    if not isinstance(raw, dict) or raw.get("role") not in _ROLES:
+        return None
+    content = raw.get("content")
+    parts: list[Any] = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    texts = [part.get("text") for part in parts if isinstance(part, dict) and part.get("type") == "text"]
+    if len(texts) != len(parts) or not all(isinstance(text, str) for text in texts):
+        return None
+    message: ChatMessage = {"role": raw["role"], "content": "".join(str(text) for text in texts)}
+    metadata = raw.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("title"), str):
+        message["metadata"] = {
+            key: str(metadata[key]) for key in ("title", "status", "id") if isinstance(metadata.get(key), str)
+        }
+    options = raw.get("options")
+    if isinstance(options, list):
+        kept = [
+            {"label": option["label"], "value": str(option.get("value") or option["label"])}
+            for option in options
+            if isinstance(option, dict) and isinstance(option.get("label"), str)
+        ]
+        if kept:
+            message["options"] = kept
+    return message
+
+
 @dataclass(frozen=True)
 class Restored:
     messages: list[ChatMessage]
@@ -123,11 +154,7 @@ def restore(saved: Any, session: VisitorSession) -> Restored:
     raw_messages = saved.get("messages")
     if not isinstance(raw_messages, list):
         return Restored([], session, [])
-    messages = [
-        message
-        for message in raw_messages[-MAX_STORED_MESSAGES:]
-        if isinstance(message, dict) and message.get("role") in _ROLES and message_text(message) is not None
-    ]
+    messages = [clean for clean in map(_text_message, raw_messages[-MAX_STORED_MESSAGES:]) if clean]
     raw_turns = saved.get("turns")
     turns = (
         [turn if isinstance(turn, dict) else None for turn in raw_turns]
