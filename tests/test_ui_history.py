@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assistant.schemas import ConversationState
+from assistant.schemas import HISTORY_TURNS, ConversationState
 from assistant.ui import history
 from assistant.ui.session import VisitorSession
 
@@ -110,3 +110,12 @@ def test_malformed_storage_starts_a_fresh_conversation() -> None:
     assert restored.session.conversation is None  # users must be positive: rejected, not guessed
     assert restored.session.language is None
     assert restored.turns == [None, None]
+    # An edited history is held to the assistant's own bounds before it can reach a model.
+    long = {
+        "version": 1,
+        "messages": [],
+        "conversation": {"history": [{"role": "user", "text": "x" * 5000}] * 50},
+    }
+    kept = history.restore(long, session).session.conversation
+    assert kept is not None and len(kept.history) == HISTORY_TURNS
+    assert all(len(turn.text) <= 600 for turn in kept.history)

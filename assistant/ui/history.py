@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from assistant.schemas import ConversationState
+from assistant.schemas import HISTORY_TURNS, ConversationState
 from assistant.ui.session import VisitorSession
 
 log = logging.getLogger(__name__)
@@ -48,10 +48,16 @@ def load_state(value: Any) -> ConversationState | None:
     if value is None:
         return None
     try:
-        return ConversationState.model_validate(value)
+        state = ConversationState.model_validate(value)
     except ValidationError:
         log.info("a stored conversation state was malformed; starting from an empty one")
         return None
+    # The same bounds the assistant keeps itself (ConversationState.with_turn), for an edited copy.
+    recent = state.history[-HISTORY_TURNS:]
+    empty = ConversationState()
+    for turn in recent:
+        empty = empty.with_turn(turn.role, turn.text)
+    return state.model_copy(update={"history": empty.history})
 
 
 def message_text(message: ChatMessage) -> str:
