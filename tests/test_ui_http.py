@@ -25,6 +25,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
         widget_title="Acme GPU helper",
         widget_primary_color="#facc15",
         widget_logo_url="https://cdn.vendor.example/logo.svg",
+        widget_greeting="Welcome to Acme! Which model do you want to serve?",
     )
     return TestClient(build_http_app(FakeAssistant(), settings))
 
@@ -96,6 +97,8 @@ def test_the_widget_has_only_the_chat_and_no_public_api(client: TestClient) -> N
         assert absent not in labels
     assert all(dependency.get("api_visibility") == "private" for dependency in config["dependencies"])
     assert "Acme GPU helper" in str(config) and "https://cdn.vendor.example/logo.svg" in str(config)
+    chatbot = next(c for c in config["components"] if c["type"] == "chatbot")
+    assert chatbot["props"]["placeholder"] == "Welcome to Acme! Which model do you want to serve?"
 
 
 def test_the_widget_buttons_use_the_colour_with_readable_text(client: TestClient) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -79,10 +80,11 @@ def build_chat_panel(
     *,
     storage_key: str,
     height: int | str = 560,
-    greeting: str | None = None,
+    greeting: Callable[[Lang], str] | None = None,
 ) -> ChatPanel:
     """The chat column, in the current layout context, with all its events wired; the
-    conversation is `height` tall (a CSS length for the widget) and scrolls inside."""
+    conversation is `height` tall (a CSS length for the widget) and scrolls inside, and the
+    empty chat shows `greeting(visitor language)` above the example questions."""
     limits = ChatLimits.from_settings(settings)
     secret = settings.browser_state_secret.get_secret_value() if settings.browser_state_secret else None
 
@@ -102,7 +104,7 @@ def build_chat_panel(
         buttons=["copy"],
         feedback_options=None,
         editable="user",
-        placeholder=greeting,
+        placeholder=greeting("en") if greeting else None,
         examples=examples_for("en"),
     )
     with gr.Row(equal_height=True):
@@ -198,11 +200,12 @@ def build_chat_panel(
     def restore(saved: Any, visitor: VisitorSession, request: gr.Request) -> tuple[Any, ...]:
         lang = browser_lang(request)
         restored = history.restore(saved, visitor)
-        return (
-            gr.Chatbot(value=cast(Any, restored.messages), examples=examples_for(lang)),
-            restored.session,
-            restored.turns,
+        chat = gr.Chatbot(
+            value=cast(Any, restored.messages),
+            examples=examples_for(lang),
+            placeholder=greeting(lang) if greeting else None,
         )
+        return chat, restored.session, restored.turns
 
     # ---- events
 

@@ -24,7 +24,7 @@ from assistant.settings import Settings
 from assistant.ui.chat_panel import CHAT_CSS, build_chat_panel
 from assistant.ui.chat_view import AnswerView
 from assistant.ui.handlers import ChatAssistant
-from assistant.ui.labels import browser_lang
+from assistant.ui.texts import Lang
 
 WIDGET_PATH = "/widget"
 SCRIPT_PATH = "/widget.js"
@@ -91,23 +91,20 @@ def build_widget(assistant: ChatAssistant, settings: Settings, view: AnswerView)
     """The widget's Blocks: a header (logo, title) and the chat; every event private."""
     from assistant.ui.catalogue import phrase
 
+    def greeting(lang: Lang) -> str:
+        return settings.widget_greeting or phrase("widget_greeting", lang)
+
     with gr.Blocks(title=settings.widget_title, analytics_enabled=False) as widget:
         gr.HTML(header_html(settings), padding=False)
-        panel = build_chat_panel(
+        build_chat_panel(
             widget,
             assistant,
             settings,
             view,
             storage_key="sizing-widget-chat",
             height=WIDGET_CHAT_HEIGHT,
-            greeting=settings.widget_greeting or phrase("widget_greeting", "en"),
+            greeting=greeting,
         )
-        if settings.widget_greeting is None:
-
-            def greet(request: gr.Request) -> gr.Chatbot:
-                return gr.Chatbot(placeholder=phrase("widget_greeting", browser_lang(request)))
-
-            widget.load(greet, outputs=[panel.chatbot], queue=False, api_visibility="private")
     widget.queue(default_concurrency_limit=settings.concurrency_limit)
     return widget
 

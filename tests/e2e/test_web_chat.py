@@ -359,6 +359,19 @@ def test_the_widget_chats_on_an_allowed_site(
     context.close()
 
 
+def test_the_widget_greets_in_the_visitor_language(served_app, browser, artifacts: Path) -> None:
+    page = open_page(browser, served_app.url + "/widget/", locale="es-ES", width=390, height=640)
+    page.get_by_text("¡Hola! Dígame qué modelo quiere ejecutar").wait_for(timeout=UPDATE_TIMEOUT_MS)
+    assert (
+        page.locator("#chatbot .examples")
+        .get_by_text("¿Cabe un 70B en una tarjeta de 48 GB en 4 bits?")
+        .count()
+        == 1
+    )
+    shot(page, artifacts, "widget-es", 390)
+    page.context.close()
+
+
 def test_the_widget_is_refused_on_another_site(served_app, browser, embedding_sites, artifacts: Path) -> None:
     context = browser.new_context(locale="en-US", viewport={"width": 1280, "height": 900})
     page = context.new_page()
