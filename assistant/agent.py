@@ -45,7 +45,7 @@ from assistant.errors import (
 from assistant.hub_client import hub_from_settings
 from assistant.llm_tools import ToolLog, build_tools, sources_of, step_title, tool_specs
 from assistant.prompts import SYSTEM_PROMPT, context_note
-from assistant.schemas import ConversationState, Source, Step, StepEvent, TextDelta
+from assistant.schemas import CalculationEvent, ConversationState, Source, Step, StepEvent, TextDelta
 from assistant.settings import Settings
 from tools import SizingResult
 
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-EventCallback = Callable[[StepEvent | TextDelta], None]
+EventCallback = Callable[[StepEvent | CalculationEvent | TextDelta], None]
 
 # Local servers (vLLM, Ollama, llama.cpp, LM Studio) ignore the key, but the OpenAI client
 # refuses to start without one.

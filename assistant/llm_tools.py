@@ -25,7 +25,7 @@ from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field
 
-from assistant.schemas import Source, Step, StepEvent, TextDelta
+from assistant.schemas import CalculationEvent, Source, Step, StepEvent, TextDelta
 from tools import (
     ENGINES,
     KV_DTYPES,
@@ -82,7 +82,7 @@ class ToolLog:
     """What one agent run's tools produced, keyed by tool-call id so the order can follow the model's."""
 
     lang: str
-    on_event: Callable[[StepEvent | TextDelta], None] | None = None
+    on_event: Callable[[StepEvent | CalculationEvent | TextDelta], None] | None = None
     calculations: dict[str, SizingResult] = field(default_factory=dict)
     passages: dict[str, list[Any]] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
@@ -106,6 +106,9 @@ class ToolLog:
     def record_calculation(self, call_id: str, result: SizingResult) -> None:
         with self._lock:
             self.calculations[call_id] = result
+        # The calculator's figures need no guardrail: a client may show them while the model writes.
+        if self.on_event is not None and not self.closed.is_set():
+            self.on_event(CalculationEvent(result=result))
 
     def record_passages(self, call_id: str, passages: list[Any]) -> None:
         with self._lock:

@@ -138,6 +138,17 @@ class TextDelta(BaseModel):
     text: str
 
 
+class CalculationEvent(BaseModel):
+    """A calculator result, sent as soon as the calculator returns (stream event).
+
+    Deterministic, so a client may show its verdict at once, before the answer's text; the
+    final reply's answer, which contains the same figures, replaces it.
+    """
+
+    type: Literal["calculation"] = "calculation"
+    result: SizingResult
+
+
 class FinalEvent(BaseModel):
     """The last stream event: the complete reply. Its `reply.answer` is authoritative."""
 
@@ -145,8 +156,8 @@ class FinalEvent(BaseModel):
     reply: Reply
 
 
-StreamEvent = StepEvent | TextDelta | FinalEvent
+StreamEvent = StepEvent | CalculationEvent | TextDelta | FinalEvent
 
-# What `run_agent(..., on_event=...)` calls while the agent works (steps; text is not forwarded,
-# because a draft is only shown after the guardrail has checked its numbers).
-EventCallback = Callable[[StepEvent | TextDelta], None]
+# What `run_agent(..., on_event=...)` calls while the agent works (steps and calculator results;
+# text is not forwarded, because a draft is only shown after the guardrail has checked its numbers).
+EventCallback = Callable[[StepEvent | CalculationEvent | TextDelta], None]

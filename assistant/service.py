@@ -25,6 +25,7 @@ from assistant.offline.texts import Texts, texts
 from assistant.offline.understanding import Understanding, understand
 from assistant.schemas import (
     SLOT_NAMES,
+    CalculationEvent,
     ConversationState,
     FinalEvent,
     Language,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SLOT_NAMES",
     "Assistant",
+    "CalculationEvent",
     "ConversationState",
     "FinalEvent",
     "Reply",
@@ -101,8 +103,10 @@ class Assistant:
             for item in _run_in_thread(lambda on_event: self._respond(message, state, on_event)):
                 if isinstance(item, Reply):
                     reply = item
-                else:
+                elif isinstance(item, StepEvent):
                     streamed.append(item.step)
+                    yield item
+                else:
                     yield item
             assert reply is not None  # _respond always returns one or raises
             # After a fallback, the offline answer's own steps have not been shown yet.
@@ -294,13 +298,13 @@ def _one_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _run_in_thread(work: Any) -> Iterator[StepEvent | Reply]:
-    """Run work(on_event) in a thread; yield its step events as they come, then its Reply."""
+def _run_in_thread(work: Any) -> Iterator[StepEvent | CalculationEvent | Reply]:
+    """Run work(on_event) in a thread; yield its step and calculation events as they come, then its Reply."""
     events: queue.Queue[Any] = queue.Queue()
     done = object()
 
-    def on_event(event: StepEvent | TextDelta) -> None:
-        if isinstance(event, StepEvent):  # draft text is not shown before the guardrail
+    def on_event(event: StepEvent | CalculationEvent | TextDelta) -> None:
+        if isinstance(event, StepEvent | CalculationEvent):  # draft text is not shown before the guardrail
             events.put(event)
 
     def target() -> None:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from platformdirs import user_data_dir
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -144,6 +145,65 @@ class Settings(BaseSettings):
         default=None,
         description="Token that opens the web app's Admin tab (leads, report). Unset: no Admin tab.",
     )
+
+    browser_state_secret: SecretStr | None = Field(
+        default=None,
+        description=(
+            "Key that encrypts the conversation each browser keeps (so a reload continues it). Set the same "
+            "value on every replica; unset: a random key per process, so a restart starts visitors afresh."
+        ),
+    )
+
+    # Embeddable widget (/widget)
+    widget_allowed_origins: str = Field(
+        default="",
+        description=(
+            "Space- or comma-separated origins (https://www.example.com) whose pages may embed /widget: "
+            "sent as Content-Security-Policy frame-ancestors and used for CORS. Empty: only this app's own pages."
+        ),
+    )
+    widget_title: str = Field(
+        default="Sizing Assistant", max_length=80, description="Title shown at the top of the widget."
+    )
+    widget_greeting: str | None = Field(
+        default=None,
+        max_length=500,
+        description="Greeting shown in the empty widget chat. Unset: a greeting in the visitor's language.",
+    )
+    widget_primary_color: str = Field(
+        default="#1d4ed8",
+        pattern=r"^#[0-9a-fA-F]{6}$",
+        description="The widget's accent colour (#rrggbb) for buttons and links; the text on it is chosen for contrast.",
+    )
+    widget_logo_url: str | None = Field(
+        default=None,
+        description="Logo shown beside the widget title: an https:// URL or a path on this app ('/static/logo.png').",
+    )
+
+    @field_validator("widget_allowed_origins")
+    @classmethod
+    def _origins_are_origins(cls, value: str) -> str:
+        for origin in value.replace(",", " ").split():
+            parts = urlsplit(origin)
+            if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/"):
+                raise ValueError(
+                    f"{origin!r} is not an origin; write scheme and host, e.g. https://www.example.com"
+                )
+        return value
+
+    @field_validator("widget_logo_url")
+    @classmethod
+    def _logo_is_a_url(cls, value: str | None) -> str | None:
+        if value is None or (value.startswith("/") and not value.startswith("//")):
+            return value
+        if urlsplit(value).scheme != "https":
+            raise ValueError(f"{value!r} must be an https:// URL or a path starting with '/'")
+        return value
+
+    @property
+    def widget_origins(self) -> list[str]:
+        """The allowed embedding origins, without a trailing slash."""
+        return [origin.rstrip("/") for origin in self.widget_allowed_origins.replace(",", " ").split()]
 
     @property
     def llm_configured(self) -> bool:

@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 
 from assistant.settings import Settings
 from assistant.ui import app as web_app
+from assistant.ui import catalogue
 from assistant.ui.app import build_i18n
 from assistant.ui.session import VisitorSession
 from assistant.ui.texts import LABELS_ES
@@ -87,10 +88,16 @@ def test_every_label_has_a_spanish_translation(settings: Settings) -> None:
     from assistant.ui.desk_texts import labels_es
 
     translations = build_i18n().translations
-    expected = {**LABELS_ES, **labels_es()}
-    assert translations["es"] == expected
-    assert set(translations["en"]) == set(expected)
-    assert all("}" not in key for key in expected)  # the browser's i18n marker parser stops at "}"
+    desk_labels = labels_es()
+    catalogue_labels = {key for key in catalogue.all_keys() if key.startswith(catalogue.LABEL_PREFIX)}
+    expected = set(LABELS_ES) | set(desk_labels) | catalogue_labels
+    assert set(translations["es"]) == set(translations["en"]) == expected
+    assert {key: translations["es"][key] for key in LABELS_ES} == LABELS_ES
+    assert {key: translations["es"][key] for key in desk_labels} == desk_labels
+    for key in catalogue_labels:
+        assert translations["es"][key] and translations["es"][key] != translations["en"][key]
+    # The browser's i18n marker parser stops at "}".
+    assert all("}" not in key for key in translations["en"])
 
 
 def _compare_handlers(demo: gr.Blocks) -> list[object]:

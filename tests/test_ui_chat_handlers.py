@@ -154,3 +154,41 @@ def test_language_from_accept_language_header() -> None:
     assert language_from_header("fr") == "en"
     assert language_from_header(None) == "en"
     assert language_from_header("es;q=bogus,en") == "en"
+
+
+class CalculatingAssistant(FakeAssistant):
+    """Sends a calculator result before the text, as LLM mode does when the calculator returns."""
+
+    def __init__(self) -> None:
+        from tools import SizingRequest, calculate_vram
+
+        result = calculate_vram(SizingRequest(model="llama-3.1-70b", precision="int4", users=8))
+        super().__init__(calculations=[result])
+
+    def stream(self, message, state=None):
+        from assistant.schemas import CalculationEvent
+
+        events = list(super().stream(message, state))
+        yield events[0]
+        yield CalculationEvent(result=self.calculations[0])
+        yield from events[1:]
+
+
+def test_a_calculation_shows_its_verdict_until_the_text_arrives() -> None:
+    frames, history, _ = run_turn(CalculatingAssistant())
+    shown = [frame[0][-1]["content"] for frame in frames if "metadata" not in frame[0][-1]]
+    early = next(content for content in shown if "Recommended:" in content)
+    assert "| Card |" in early and "You need" not in early
+    # The reply's own answer replaces it, with follow-up options that fill what is missing.
+    final = history[-1]
+    assert "Recommended:" not in final["content"] and final["content"].startswith("You need")
+    labels = [option["label"] for option in final["options"]]
+    assert labels and labels[0] == "And at 8 bits?"
+
+
+def test_only_the_latest_answer_offers_follow_ups() -> None:
+    assistant = CalculatingAssistant()
+    _, history, session = run_turn(assistant)
+    _, history, _ = run_turn(assistant, "For 20 users?", session=session, history=history, now=101.0)
+    with_options = [index for index, message in enumerate(history) if message.get("options")]
+    assert with_options == [len(history) - 1]

@@ -1,51 +1,54 @@
-"""The Gradio app and the ASGI app that serves it (with `GET /healthz`).
+"""The Gradio app and the ASGI app that serves it, with `/healthz`, `/articles/...` and `/widget`.
 
 Run it with `sizing serve` (see `assistant/cli/serve.py`). `build_app(assistant, settings)`
 builds the Blocks without serving (tests call it); `build_http_app(assistant, settings)`
-mounts it on a FastAPI app for uvicorn. Per-visitor data lives only in `gr.State`.
+mounts it, and the widget, on a FastAPI app for uvicorn. Each tab or panel is built by its own
+module (`chat_panel`, `calculator_tab`, `widget`); per-visitor data lives only
+in `gr.State` and `gr.BrowserState`.
 """
 
 from __future__ import annotations
 
+import html
 import logging
 import time
 from typing import Any
 
 import gradio as gr
-from fastapi import FastAPI
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI, Request
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from assistant.settings import Settings
-from assistant.ui import admin_tab, desk_texts, feedback, handlers, handoff, sales_tab
+from assistant.ui import admin_tab, desk_texts, feedback, handlers, handoff, sales_tab, widget
+from assistant.ui.articles import ROUTE as ARTICLES_ROUTE
+from assistant.ui.articles import ArticleLibrary
+from assistant.ui.calculator_tab import build_calculator_tab
+from assistant.ui.catalogue import phrase
 from assistant.ui.chart import CHART_CSS
+from assistant.ui.chat_panel import CHAT_CSS, build_chat_panel, head_script
+from assistant.ui.chat_view import AnswerView
 from assistant.ui.desk_wiring import open_desk_or_none
-from assistant.ui.handlers import CalculatorInputs, ChatAssistant, ChatLimits
+from assistant.ui.handlers import ChatAssistant, ChatLimits
+from assistant.ui.labels import browser_lang, build_i18n, label
 from assistant.ui.session import VisitorSession
-from assistant.ui.texts import LABELS_ES, Lang, language_from_header
-from tools.errors import SizingError
+from assistant.ui.texts import language_from_header
+from assistant.ui.theme import app_theme
+
+__all__ = ["build_app", "build_http_app", "build_i18n"]
 
 log = logging.getLogger(__name__)
 
-# Example questions shown in the empty chat, in both languages the assistant speaks.
-EXAMPLE_QUESTIONS = (
-    "¿Qué GPU necesito para un modelo 70B con 20 usuarios?",
-    "What GPU do I need for Llama 3.1 8B with 32k context and 10 users?",
-    "¿Cabe un 70B en una tarjeta de 48 GB en 4 bits?",
-    "Qwen2.5 32B in fp8 for 50 concurrent users: which card?",
-)
-
-# Most cards of one kind the calculator offers (an 8-GPU server is the common ceiling).
-MAX_CARDS = 8
-
 APP_CSS = (
     CHART_CSS
+    + CHAT_CSS
     + """
 .gradio-container { max-width: 1280px !important; }
 #app-header h1 { margin-bottom: 0.1em; }
-#app-header p { margin-top: 0; opacity: 0.8; }
-#chat-input textarea { font-size: 16px; }
+#app-header p { margin-top: 0; }
 #sales-draft-preview td:last-child, #sales-draft-preview th:last-child { white-space: nowrap; text-align: right; }
 #calc-verdict table td, #calc-verdict table th { padding: 6px 8px; }
+footer, footer a, .show-api { color: #4b5563 !important; }
 @media (max-width: 480px) {
   #calc-verdict table { display: block; overflow-x: auto; font-size: 0.85em; }
   .gradio-container { padding-left: 6px !important; padding-right: 6px !important; }
@@ -55,454 +58,131 @@ APP_CSS = (
 )
 
 
-def build_i18n() -> gr.I18n:
-    """Static labels in the browser's language: English keys, Spanish translations."""
-    spanish = {**LABELS_ES, **desk_texts.labels_es()}
-    return gr.I18n(en={key: key for key in spanish}, es=spanish)
-
-
-def _label(key: str) -> Any:
-    """A label the browser translates (see texts.LABELS_ES); the key is the English text."""
-    if key not in LABELS_ES:
-        raise KeyError(f"label {key!r} has no Spanish translation in texts.LABELS_ES")
-    return gr.I18n()(key)
-
-
-def _browser_lang(request: gr.Request | None) -> Lang:
-    if request is None:
-        return "en"
-    headers = getattr(request, "headers", None) or {}
-    return language_from_header(headers.get("accept-language"))
-
-
-def _default_model(choices: list[tuple[str, str]]) -> str | None:
-    """The catalog model the calculator opens with: a 70B, the article's running example."""
-    ids = [model_id for _, model_id in choices]
-    preferred = [model_id for model_id in ids if "70b" in model_id.lower()]
-    candidates = preferred or ids
-    return candidates[0] if candidates else None
-
-
-def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
+def build_app(
+    assistant: ChatAssistant, settings: Settings, library: ArticleLibrary | None = None
+) -> gr.Blocks:
     """The whole web app: chat with sales draft, calculator, compare tab, and the API endpoints."""
-    from tools import ENGINES, KV_DTYPES, PRECISIONS
-
-    limits = ChatLimits.from_settings(settings)
     from assistant.hub_client import hub_from_settings
 
+    view = AnswerView(library)
+    limits = ChatLimits.from_settings(settings)
     hub = hub_from_settings(settings)  # Hub ids in the calculator (None when lookups are off)
-    models = handlers.model_choices()
     desk = open_desk_or_none(settings)
     mode = str(getattr(assistant, "mode", "offline"))
     if desk is not None and settings.question_log:
         assistant = feedback.RecordingAssistant(assistant, desk)
 
-    # ---- handlers bound to this app's assistant (wrappers read the browser's language)
-
-    def chat_stream(
-        message: str, history: list[dict[str, Any]], session: VisitorSession, request: gr.Request
-    ):
-        yield from handlers.stream_chat(
-            assistant, limits, message, history or [], session, _browser_lang(request), time.monotonic()
-        )
-
-    def chat_api(message: str, session: VisitorSession, request: gr.Request) -> tuple[str, VisitorSession]:
-        return handlers.answer_once(
-            assistant, limits, message, session, _browser_lang(request), time.monotonic()
-        )
-
-    # While a turn runs the question box is locked: a second message sent meanwhile would start
-    # from the state before the first answer and overwrite it.
-    def take_message(message: str) -> tuple[Any, Any, str]:
-        return gr.Textbox(value="", interactive=False), gr.Button(interactive=False), message
-
-    def lock_input() -> tuple[Any, Any]:
-        return gr.Textbox(interactive=False), gr.Button(interactive=False)
-
-    def unlock_input() -> tuple[Any, Any]:
-        return gr.Textbox(interactive=True), gr.Button(interactive=True)
-
-    def pick_example(event: gr.SelectData) -> str:
-        value = event.value
-        return str(value.get("text", "")) if isinstance(value, dict) else str(value)
-
-    def new_conversation(session: VisitorSession) -> tuple[list[Any], VisitorSession]:
-        # Keeps the message times: starting over must not reset the rate limit.
-        return [], VisitorSession(sent_at=session.sent_at)
-
-    def calculator_update(
-        model: str | None,
-        params_b: float | None,
-        config_file: Any,
-        precision: str,
-        kv_dtype: str | None,
-        context: float | None,
-        users: float | None,
-        engine: str,
-        card: str | None,
-        card_count: float | None,
-        request: gr.Request,
-    ) -> tuple[Any, ...]:
-        lang = _browser_lang(request)
-        inputs = calculator_inputs(
-            model, params_b, config_file, precision, kv_dtype, context, users, engine, card, card_count
-        )
-        try:
-            view = handlers.calculator_view(inputs, lang, hub)
-        except Exception:  # a bug must not leave the panel stale or show a traceback
-            log.exception("calculator update failed")
-            view = handlers.failed_calculator_view(lang)
-        remembered = (view.result, lang) if view.result is not None else None
-        return view.chart_html, view.verdict_markdown, view.details_markdown, remembered
-
-    def calculate(
-        model: str | None,
-        params_b: float | None,
-        config_file: Any,
-        precision: str,
-        kv_dtype: str | None,
-        context: float | None,
-        users: float | None,
-        engine: str,
-        card: str | None,
-        card_count: float | None,
-        request: gr.Request,
-    ) -> dict[str, Any]:
-        inputs = calculator_inputs(
-            model, params_b, config_file, precision, kv_dtype, context, users, engine, card, card_count
-        )
-        try:
-            return handlers.calculate_json(inputs, _browser_lang(request), hub)
-        except SizingError as exc:
-            raise gr.Error(str(exc), print_exception=False) from None
-
-    def page_load(
-        model: str | None,
-        params_b: float | None,
-        config_file: Any,
-        precision: str,
-        kv_dtype: str | None,
-        context: float | None,
-        users: float | None,
-        engine: str,
-        card: str | None,
-        card_count: float | None,
-        request: gr.Request,
-    ) -> tuple[Any, ...]:
-        card_dropdown = gr.Dropdown(choices=handlers.card_choices(_browser_lang(request)))
-        view = calculator_update(
-            model,
-            params_b,
-            config_file,
-            precision,
-            kv_dtype,
-            context,
-            users,
-            engine,
-            card,
-            card_count,
-            request,
-        )
-        return (card_dropdown, *view)
-
     def offer_engineer(
         history: list[dict[str, Any]], state: VisitorSession, request: gr.Request
     ) -> tuple[Any, Any]:
-        return handoff.offer_update(history, state, _browser_lang(request))
+        return handoff.offer_update(history, state, browser_lang(request))
 
-    # ---- layout
-
-    with gr.Blocks(title="Sizing Assistant", analytics_enabled=False) as demo:
-        session = gr.State(VisitorSession())
-        calculator_memory = gr.State(None)
-        pending_message = gr.State("")
-
-        # One translatable label per Markdown: the browser replaces one i18n marker per string.
-        with gr.Column(elem_id="app-header"):
-            gr.Markdown("# " + _label("Sizing Assistant"))
-            gr.Markdown(
-                _label(
-                    "GPU sizing with the arithmetic shown: which card fits your model, why, "
-                    "and what quantization costs."
-                )
-            )
-        with gr.Tabs():
-            with gr.Tab(_label("Chat"), id="chat"), gr.Row(equal_height=False):
-                with gr.Column(scale=5, min_width=320):
-                    chatbot = gr.Chatbot(
-                        label=_label("Conversation"),
-                        show_label=False,
-                        elem_id="chatbot",
-                        height=560,
-                        layout="panel",
-                        buttons=["copy"],
-                        feedback_options=("Like", "Dislike"),
-                        examples=[{"text": question} for question in EXAMPLE_QUESTIONS],
-                    )
-                    with gr.Row(equal_height=True):
-                        message = gr.Textbox(
-                            label=_label("Your question"),
-                            show_label=False,
-                            placeholder=_label("Ask about a model, a card, a context or a number of users…"),
-                            elem_id="chat-input",
-                            lines=1,
-                            max_lines=6,
-                            scale=6,
-                            min_width=200,
-                            autofocus=True,
-                        )
-                        send = gr.Button(_label("Send"), variant="primary", scale=1, min_width=90)
-                    restart = gr.Button(_label("New conversation"), size="sm", variant="secondary")
-                    feedback.build_feedback(desk, chatbot, session, _browser_lang, mode)
-                    engineer = handoff.build_handoff(desk, settings, chatbot, session, _browser_lang)
-                with gr.Column(scale=2, min_width=300, elem_id="sales-draft"):
-                    sales_tab.build_draft_panel(settings, session, calculator_memory, _browser_lang)
-
-            with gr.Tab(_label("Calculator"), id="calculator"), gr.Row(equal_height=False):
-                with gr.Column(scale=1, min_width=280):
-                    model = gr.Dropdown(
-                        choices=models,
-                        value=_default_model(models),
-                        label=_label("Model"),
-                        allow_custom_value=True,
-                        filterable=True,
-                        elem_id="calc-model",
-                    )
-                    params_b = gr.Number(
-                        value=0,
-                        label=_label("Parameters (billions)"),
-                        info=_label("0 uses the model above; any other number sizes a model of that size."),
-                        minimum=0,
-                        elem_id="calc-params",
-                    )
-                    config_file = gr.File(
-                        label=_label("Hugging Face config.json"),
-                        file_types=[".json"],
-                        type="filepath",
-                        height=130,
-                        elem_id="calc-config",
-                    )
-                    precision = gr.Dropdown(
-                        choices=list(PRECISIONS),
-                        value="bf16",
-                        label=_label("Precision"),
-                        elem_id="calc-precision",
-                    )
-                    kv_dtype = gr.Dropdown(
-                        choices=[
-                            ("16-bit", ""),
-                            *((name, name) for name in KV_DTYPES if name not in ("bf16", "fp16")),
-                        ],
-                        value="",
-                        label=_label("KV cache precision"),
-                        elem_id="calc-kv",
-                    )
-                    context = gr.Number(
-                        value=8192,
-                        precision=0,
-                        label=_label("Context (tokens per sequence)"),
-                        elem_id="calc-context",
-                    )
-                    users = gr.Number(
-                        value=1, precision=0, label=_label("Concurrent users"), elem_id="calc-users"
-                    )
-                    engine = gr.Dropdown(
-                        choices=list(ENGINES), value="vllm", label=_label("Engine"), elem_id="calc-engine"
-                    )
-                    card = gr.Dropdown(
-                        choices=handlers.card_choices("en"),
-                        value="",
-                        label=_label("Card"),
-                        elem_id="calc-card",
-                    )
-                    card_count = gr.Slider(
-                        minimum=1,
-                        maximum=MAX_CARDS,
-                        step=1,
-                        value=1,
-                        label=_label("Number of cards"),
-                        elem_id="calc-card-count",
-                    )
-                with gr.Column(scale=2, min_width=300):
-                    chart = gr.HTML(label=_label("Memory chart"), elem_id="calc-chart")
-                    verdict = gr.Markdown(elem_id="calc-verdict")
-                    details = gr.Markdown(elem_id="calc-details")
-
-            # The tab's form makes this server request any URL a visitor types: only where allowed.
-            if settings.compare_tab_enabled:
-                with gr.Tab(_label("Compare"), id="compare"):
-                    _compare_tab(settings)
-
-            if settings.admin_token is not None:
-                with gr.Tab(desk_texts.label("Admin"), id="admin"):
-                    admin_tab.build_admin_tab(settings, desk, _browser_lang)
-
-        # Hidden components that carry the API endpoints (gradio_client sees these, not the widgets).
-        api_message = gr.Textbox(visible=False)
-        api_answer = gr.Textbox(visible=False)
-        api_chat_trigger = gr.Button(visible=False)
-        api_result = gr.JSON(visible=False)
-        api_calculate_trigger = gr.Button(visible=False)
-        sales_tab.register_draft_api(settings, session, _browser_lang)
-        handoff.register_handoff_api(desk, settings, session, _browser_lang)
-
-        # ---- events
-
-        chat_kwargs: dict[str, Any] = {
-            "concurrency_id": "chat",
-            "concurrency_limit": settings.concurrency_limit,
-        }
-        turn_kwargs: dict[str, Any] = {
-            "fn": chat_stream,
-            "inputs": [pending_message, chatbot, session],
-            "outputs": [chatbot, session],
-            "api_visibility": "private",
-            "show_progress": "minimal",
-            **chat_kwargs,
-        }
-        unlock_kwargs: dict[str, Any] = {
-            "fn": unlock_input,
-            "outputs": [message, send],
-            "queue": False,
-            "api_visibility": "private",
-        }
-        offer_kwargs: dict[str, Any] = {
+    def under_the_chat(chatbot: gr.Chatbot, session: gr.State) -> dict[str, Any]:
+        """The feedback box and the handoff form below the chat; the offer runs after each answer."""
+        feedback.build_feedback(desk, chatbot, session, browser_lang, mode)
+        engineer = handoff.build_handoff(desk, settings, chatbot, session, browser_lang)
+        return {
             "fn": offer_engineer,
             "inputs": [chatbot, session],
             "outputs": [engineer.box, engineer.line],
             "queue": False,
             "api_visibility": "private",
         }
-        # Back to the question box, with the focus, for the next question (keyboard users).
-        refocus_kwargs: dict[str, Any] = {
-            "fn": None,
-            "js": "() => { document.querySelector('#chat-input textarea')?.focus(); }",
-            "queue": False,
-        }
-        gr.on(
-            triggers=[message.submit, send.click],
-            fn=take_message,
-            inputs=[message],
-            outputs=[message, send, pending_message],
-            queue=False,
-            api_visibility="private",
-        ).then(**turn_kwargs).then(**offer_kwargs).then(**unlock_kwargs).then(**refocus_kwargs)
-        chatbot.example_select(
-            pick_example, outputs=[pending_message], queue=False, api_visibility="private"
-        ).then(lock_input, outputs=[message, send], queue=False, api_visibility="private").then(
-            **turn_kwargs
-        ).then(**offer_kwargs).then(**unlock_kwargs).then(**refocus_kwargs)
-        gr.on(
-            triggers=[restart.click, chatbot.clear],
-            fn=new_conversation,
-            inputs=[session],
-            outputs=[chatbot, session],
-            queue=False,
-            api_visibility="private",
-        )
+
+    with gr.Blocks(title="Sizing Assistant", analytics_enabled=False) as demo:
+        calculator_memory = gr.State(None)
+        # One translatable label per Markdown: the browser replaces one i18n marker per string.
+        with gr.Column(elem_id="app-header"):
+            gr.Markdown("# " + label("Sizing Assistant"))
+            gr.Markdown(
+                label(
+                    "GPU sizing with the arithmetic shown: which card fits your model, why, "
+                    "and what quantization costs."
+                )
+            )
+        with gr.Tabs():
+            with gr.Tab(label("Chat"), id="chat"), gr.Row(equal_height=False):
+                with gr.Column(scale=5, min_width=320):
+                    panel = build_chat_panel(
+                        demo,
+                        assistant,
+                        settings,
+                        view,
+                        storage_key="sizing-chat",
+                        feedback=True,
+                        after_turn=under_the_chat,
+                    )
+                with gr.Column(scale=2, min_width=300, elem_id="sales-draft"):
+                    sales_tab.build_draft_panel(settings, panel.session, calculator_memory, browser_lang)
+            with gr.Tab(label("Calculator"), id="calculator"):
+                build_calculator_tab(demo, settings, calculator_memory, hub)
+            # The tab's form makes this server request any URL a visitor types: only where allowed.
+            if settings.compare_tab_enabled:
+                with gr.Tab(label("Compare"), id="compare"):
+                    _compare_tab(settings)
+            if settings.admin_token is not None:
+                with gr.Tab(desk_texts.label("Admin"), id="admin"):
+                    admin_tab.build_admin_tab(settings, desk, browser_lang)
+
+        sales_tab.register_draft_api(settings, panel.session, browser_lang)
+        handoff.register_handoff_api(desk, settings, panel.session, browser_lang)
+        # Hidden components that carry the `chat` API (gradio_client sees these, not the widgets).
+        api_message = gr.Textbox(visible=False)
+        api_answer = gr.Textbox(visible=False)
+        api_chat_trigger = gr.Button(visible=False)
+
+        def chat_api(
+            message: str, session: VisitorSession, request: gr.Request
+        ) -> tuple[str, VisitorSession]:
+            return handlers.answer_once(
+                assistant, limits, message, session, browser_lang(request), time.monotonic()
+            )
+
         api_chat_trigger.click(
             chat_api,
-            inputs=[api_message, session],
-            outputs=[api_answer, session],
+            inputs=[api_message, panel.session],
+            outputs=[api_answer, panel.session],
             api_name="chat",
             api_description="Ask the sizing assistant one message; returns the answer (Markdown).",
-            **chat_kwargs,
-        )
-
-        calculator_fields: list[Any] = [
-            model,
-            params_b,
-            config_file,
-            precision,
-            kv_dtype,
-            context,
-            users,
-            engine,
-            card,
-            card_count,
-        ]
-        calculator_outputs = [chart, verdict, details, calculator_memory]
-        gr.on(
-            triggers=[field.change for field in calculator_fields],
-            fn=calculator_update,
-            inputs=calculator_fields,
-            outputs=calculator_outputs,
-            trigger_mode="always_last",
-            show_progress="hidden",
-            api_visibility="private",
-            concurrency_id="calculate",
+            concurrency_id="chat",
             concurrency_limit=settings.concurrency_limit,
-        )
-        api_calculate_trigger.click(
-            calculate,
-            inputs=calculator_fields,
-            outputs=[api_result],
-            api_name="calculate",
-            api_description="Size one configuration; returns the SizingResult as JSON (as `sizing calc --json`).",
-            concurrency_id="calculate",
-            concurrency_limit=settings.concurrency_limit,
-        )
-        demo.load(
-            page_load,
-            inputs=calculator_fields,
-            outputs=[card, *calculator_outputs],
-            api_visibility="private",
-            show_progress="hidden",
         )
 
     demo.queue(default_concurrency_limit=settings.concurrency_limit)
     return demo
 
 
-def calculator_inputs(
-    model: str | None,
-    params_b: float | None,
-    config_file: Any,
-    precision: str,
-    kv_dtype: str | None,
-    context: float | None,
-    users: float | None,
-    engine: str,
-    card: str | None,
-    card_count: float | None,
-) -> CalculatorInputs:
-    """The panel's widget values as CalculatorInputs (empty strings mean "not given")."""
-    return CalculatorInputs(
-        model=model or None,
-        params_b=params_b,
-        config_path=_uploaded_path(config_file),
-        precision=precision,
-        kv_dtype=kv_dtype or None,
-        context=context,
-        users=users,
-        engine=engine,
-        card=card or None,
-        card_count=card_count,
-    )
-
-
-def _uploaded_path(value: Any) -> str | None:
-    if not value:
-        return None
-    if isinstance(value, str):
-        return value
-    return str(getattr(value, "path", None) or getattr(value, "name", "")) or None
-
-
 def _compare_tab(settings: Settings) -> None:
-    """The quantization-comparison tab (issue 7's `build_compare_tab`), if this build has it."""
+    """The quantization-comparison tab (`build_compare_tab`), if this build has it."""
     try:
         from assistant.evals.ui import build_compare_tab
     except ImportError:
         log.info("assistant.evals.ui is not available; the Compare tab shows a notice")
-        gr.Markdown(_label("The Compare tab is not available in this build."))
+        gr.Markdown(label("The Compare tab is not available in this build."))
         return
-    build_compare_tab(settings, label=_label)
+    build_compare_tab(settings, label=label)
 
 
 def build_http_app(assistant: ChatAssistant, settings: Settings) -> FastAPI:
-    """The ASGI app: `GET /healthz` plus the Gradio app at `/`."""
+    """The ASGI app: `/healthz`, `/articles/<lang>/<slug>`, `/widget.js`, the widget at `/widget`
+    and the Gradio app at `/`, with the framing and CORS policy of `SIZING_WIDGET_ALLOWED_ORIGINS`."""
     http_app = FastAPI(title="Sizing Assistant", docs_url=None, redoc_url=None, openapi_url=None)
+    library = ArticleLibrary.from_settings(settings)
+    # Gradio leaves CORS to a parent app that configures it: only the allowed origins get answers.
+    http_app.add_middleware(
+        CORSMiddleware,
+        allow_origins=settings.widget_origins,
+        allow_methods=["GET", "POST"],
+        allow_headers=["content-type"],
+        allow_credentials=False,
+    )
+
+    @http_app.middleware("http")
+    async def framing_policy(request: Request, call_next: Any) -> Response:
+        response: Response = await call_next(request)
+        response.headers["Content-Security-Policy"] = widget.frame_ancestors(settings, request.url.path)
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
 
     @http_app.get("/healthz")
     def healthz() -> JSONResponse:
@@ -517,20 +197,48 @@ def build_http_app(assistant: ChatAssistant, settings: Settings) -> FastAPI:
             }
         return JSONResponse(health)
 
-    demo = build_app(assistant, settings)
+    @http_app.get(ARTICLES_ROUTE + "/{lang}/{slug}")
+    def article(lang: str, slug: str, request: Request) -> HTMLResponse:
+        page = library.page_html(lang, slug)
+        if page is None:
+            visitor = language_from_header(request.headers.get("accept-language"))
+            message = phrase("article_not_found", visitor, slug=slug, language=lang)
+            return HTMLResponse(
+                f"<!doctype html><title>404</title><p>{html.escape(message)}</p>", status_code=404
+            )
+        return HTMLResponse(page)
+
+    @http_app.get(widget.SCRIPT_PATH)
+    def widget_script() -> Response:
+        return Response(widget.launcher_script(settings), media_type="text/javascript")
+
+    view = AnswerView(library)
+    common: dict[str, Any] = {
+        "server_name": settings.host,
+        "server_port": settings.port,
+        "run_history": False,
+        "show_error": False,
+        "ssr_mode": False,
+        "mcp_server": False,
+        "i18n": build_i18n(),
+        "theme": app_theme(),
+        "max_file_size": "1mb",
+        "head": head_script(),
+    }
+    # The widget first: the app at "/" would otherwise take its paths.
+    gr.mount_gradio_app(
+        http_app,
+        widget.build_widget(assistant, settings, view),
+        path=widget.WIDGET_PATH,
+        footer_links=[],
+        css=widget.widget_css(settings),
+        **common,
+    )
     return gr.mount_gradio_app(
         http_app,
-        demo,
+        build_app(assistant, settings, library),
         path="/",
-        server_name=settings.host,
-        server_port=settings.port,
         footer_links=["api"],
-        run_history=False,
-        show_error=False,
-        ssr_mode=False,
-        mcp_server=False,
-        i18n=build_i18n(),
-        theme=gr.themes.Soft(primary_hue="blue", secondary_hue="amber"),
         css=APP_CSS,
-        max_file_size="1mb",
+        **common,
     )

@@ -17,7 +17,7 @@ import gradio as gr
 
 from assistant.desk.errors import DeskUnavailableError
 from assistant.desk.store import DeskStore, FeedbackEntry, QuestionEntry
-from assistant.schemas import ConversationState, FinalEvent, Reply, StepEvent, TextDelta
+from assistant.schemas import ConversationState, FinalEvent, Reply, StreamEvent
 from assistant.ui.desk_texts import desk_text, label
 from assistant.ui.handlers import ChatAssistant, final_answer_markdown
 from assistant.ui.session import VisitorSession
@@ -89,7 +89,7 @@ class RecordingAssistant:
 
     def stream(
         self, message: str, state: ConversationState | None = None
-    ) -> Iterator[StepEvent | TextDelta | FinalEvent]:
+    ) -> Iterator[StreamEvent]:
         for event in self.inner.stream(message, state):
             if isinstance(event, FinalEvent):
                 self._record(message, event.reply)

@@ -19,8 +19,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import ValidationError
 
 from assistant.sales import draft_reply, format_number
-from assistant.schemas import ConversationState, FinalEvent, Reply, Source, Step, StepEvent, TextDelta
+from assistant.schemas import (
+    CalculationEvent,
+    ConversationState,
+    FinalEvent,
+    Reply,
+    Source,
+    Step,
+    StepEvent,
+    TextDelta,
+)
 from assistant.ui.chart import empty_chart_html, memory_chart_html
+from assistant.ui.chat_view import AnswerView, follow_up_suggestions
 from assistant.ui.session import VisitorSession
 from assistant.ui.texts import Lang, text
 from tools.errors import InvalidInputError, ModelConfigError, SizingError
@@ -42,7 +52,7 @@ class ChatAssistant(Protocol):
 
     def stream(
         self, message: str, state: ConversationState | None = None
-    ) -> Iterator[StepEvent | TextDelta | FinalEvent]: ...
+    ) -> Iterator[StepEvent | CalculationEvent | TextDelta | FinalEvent]: ...
 
     def health(self) -> dict[str, Any]: ...
 
@@ -120,14 +130,19 @@ def stream_chat(
     session: VisitorSession,
     browser_lang: Lang,
     now: float,
+    view: AnswerView | None = None,
 ) -> Iterator[tuple[list[ChatMessage], VisitorSession]]:
     """One chat turn, streamed: yields the whole chat history and the session after each event.
 
-    Steps (calculation, article search...) appear as collapsible messages with their status;
-    the answer grows as text arrives and ends as the reply's authoritative Markdown plus its
-    sources. A rate-limited or failed turn ends with a polite message; the state is kept.
+    Steps (calculation, article search...) appear as collapsible messages with their status.
+    A calculator result shows its verdict and card table at once; the answer's text then grows
+    as it arrives and ends as the reply's authoritative Markdown, shown through `view` (folded
+    arithmetic, linked sources) with follow-up suggestions as options. A rate-limited or failed
+    turn ends with a polite message; the state is kept.
     """
+    view = view or AnswerView()
     message = (message or "").strip()
+    history = [_without_options(entry) for entry in history]
     if not message:
         yield list(history), session
         return
@@ -141,12 +156,17 @@ def stream_chat(
     yield before, session
 
     steps: list[Step] = []
+    verdicts: list[str] = []
     answer = ""
 
-    def render() -> list[ChatMessage]:
+    def render(final: ChatMessage | None = None) -> list[ChatMessage]:
         shown = [_step_message(step, number) for number, step in enumerate(steps)]
-        if answer:
-            shown.append(_assistant_text(answer))
+        if final is not None:
+            shown.append(final)
+        elif answer:
+            shown.append(_assistant_text(view.markdown(answer, None, lang)))
+        elif verdicts:
+            shown.append(_assistant_text(view.markdown("\n\n".join(verdicts), None, lang)))
         return [*before, *shown]
 
     reply: Reply | None = None
@@ -154,6 +174,8 @@ def stream_chat(
         for event in assistant.stream(message, session.conversation):
             if isinstance(event, StepEvent):
                 steps = _merge_step(steps, event.step)
+            elif isinstance(event, CalculationEvent):
+                verdicts.append(verdict_markdown(event.result, lang))
             elif isinstance(event, TextDelta):
                 answer += event.text
             elif isinstance(event, FinalEvent):
@@ -179,8 +201,18 @@ def stream_chat(
     ]
     if reply.steps and not steps:
         steps = list(reply.steps)
-    answer = final_answer_markdown(reply)
-    yield render(), _remember(session, reply)
+    final = _assistant_text(view.markdown(reply.answer, reply, reply.language))
+    suggestions = follow_up_suggestions(reply)
+    if suggestions:
+        final["options"] = [{"label": suggestion, "value": suggestion} for suggestion in suggestions]
+    yield render(final), _remember(session, reply)
+
+
+def _without_options(entry: ChatMessage) -> ChatMessage:
+    """An earlier message without its follow-up options: only the latest answer offers them."""
+    if not isinstance(entry, dict) or not entry.get("options"):
+        return entry
+    return {key: value for key, value in entry.items() if key != "options"}
 
 
 def _merge_step(steps: list[Step], step: Step) -> list[Step]:

@@ -1,6 +1,6 @@
 """A real `sizing serve` for the web end-to-end tests, and a real headless Chromium.
 
-The server is the installed CLI in a subprocess on a free loopback port, with its data
+The server is the real CLI (`python -m assistant serve`) in a subprocess on a free loopback port, with its data
 folder in a temporary directory and no LLM configured (the offline assistant). The browser
 is Debian's `chromium` driven by Playwright through `executable_path` (nothing downloaded).
 """
@@ -37,6 +37,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    "--disable-quic",
 ]
 # The first start imports Gradio and the embedding model.
 STARTUP_TIMEOUT_S = 120
@@ -64,8 +65,8 @@ class ServedApp:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
         self.rate_limit_per_minute = int(env.get("SIZING_RATE_LIMIT_PER_MINUTE", "30"))
-        sizing = Path(sys.executable).with_name("sizing")
-        command = [str(sizing), "serve", "--port", str(self.port)]
+        # `python -m assistant` from the repository root runs this checkout's code.
+        command = [sys.executable, "-m", "assistant", "serve", "--port", str(self.port)]
         self._log = log_path.open("w", encoding="utf-8")
         self.process = subprocess.Popen(
             command, cwd=ROOT, env=server_env(data_dir, **env), stdout=self._log, stderr=subprocess.STDOUT
@@ -98,12 +99,25 @@ class ServedApp:
         self._log.close()
 
 
+# The widget's settings in the served app; the embedding page is served from EMBEDDER_PORT.
+WIDGET_TITLE = "Acme GPU helper"
+WIDGET_COLOR = "#0f766e"
+EMBEDDER_PORT = free_port()
+
+
 @pytest.fixture(scope="session")
 def served_app(tmp_path_factory: pytest.TempPathFactory, shipped_index: Settings) -> Iterator[ServedApp]:
     folder = tmp_path_factory.mktemp("web")
     shutil.copytree(shipped_index.data_dir, folder / "data")  # the articles' index, already built
     # A low rate limit so a test can reach it; every browser page and API client is its own session.
-    app = ServedApp(folder / "data", folder / "server.log", SIZING_RATE_LIMIT_PER_MINUTE="6")
+    app = ServedApp(
+        folder / "data",
+        folder / "server.log",
+        SIZING_RATE_LIMIT_PER_MINUTE="6",
+        SIZING_WIDGET_ALLOWED_ORIGINS=f"http://127.0.0.1:{EMBEDDER_PORT}",
+        SIZING_WIDGET_TITLE=WIDGET_TITLE,
+        SIZING_WIDGET_PRIMARY_COLOR=WIDGET_COLOR,
+    )
     try:
         app.wait_healthy()
         yield app

@@ -10,52 +10,9 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.pages import UPDATE_TIMEOUT_MS, ask, open_page, wait_for_answer
+
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-
-# The first question also builds the article index; later ones answer in well under a second.
-ANSWER_TIMEOUT_MS = 120_000
-UPDATE_TIMEOUT_MS = 20_000
-
-
-def open_page(browser: Any, url: str, locale: str = "en-US", width: int = 1280, height: int = 900) -> Any:
-    context = browser.new_context(
-        locale=locale, viewport={"width": width, "height": height}, accept_downloads=True
-    )
-    page = context.new_page()
-    page.goto(url)
-    page.wait_for_selector("#chat-input textarea", timeout=30_000)
-    return page
-
-
-def ask(page: Any, question: str) -> str:
-    """Type a question with the keyboard, send it with Enter, and return the final answer's text."""
-    box = page.locator("#chat-input textarea")
-    box.click()
-    box.fill(question)
-    answers_before = page.locator('[data-testid="bot"] .message-content').count()
-    box.press("Enter")
-    return wait_for_answer(page, answers_before)
-
-
-def wait_for_answer(page: Any, answers_before: int) -> str:
-    """Wait until a new answer has finished (steps done, sources shown) and return its text."""
-    # Done when the steps have finished and the answer shows its sources line.
-    page.wait_for_function(
-        """([before]) => {
-            const answers = document.querySelectorAll('[data-testid="bot"] .message-content');
-            if (answers.length <= before) return false;
-            const last = answers[answers.length - 1].innerText;
-            return /Sources|Fuentes/.test(last) && !document.querySelector('#chatbot [aria-busy="true"]');
-        }""",
-        arg=[answers_before],
-        timeout=ANSWER_TIMEOUT_MS,
-    )
-    # The box unlocks and takes the focus back, ready for the next question.
-    page.wait_for_function(
-        "() => document.activeElement === document.querySelector('#chat-input textarea')",
-        timeout=UPDATE_TIMEOUT_MS,
-    )
-    return str(page.locator('[data-testid="bot"] .message-content').last.inner_text())
 
 
 def open_calculator(page: Any, label: str = "Calculator") -> None:
@@ -185,7 +142,7 @@ def test_sales_draft_in_the_customer_language(served_app, browser, artifacts: Pa
 
 
 def test_phone_width_is_usable(served_app, browser, artifacts: Path) -> None:
-    page = open_page(browser, served_app.url, width=390, height=844)
+    page = open_page(browser, served_app.url, locale="es-ES", width=390, height=844)
     no_sideways_scroll = "() => document.documentElement.scrollWidth <= window.innerWidth + 1"
     assert page.evaluate(no_sideways_scroll)
     assert page.locator("#chat-input textarea").is_visible()
@@ -195,7 +152,7 @@ def test_phone_width_is_usable(served_app, browser, artifacts: Path) -> None:
     assert "GB" in answer and "Fuentes" in answer  # a Spanish question gets a Spanish answer
     assert page.evaluate(no_sideways_scroll)
     page.screenshot(path=str(artifacts / "phone-chat.png"), full_page=True)
-    open_calculator(page)
+    open_calculator(page, "Calculadora")
     assert page.evaluate(no_sideways_scroll)
     chart_box = page.locator("#calc-chart .vram-chart").bounding_box()
     assert chart_box is not None and chart_box["width"] <= 390
