@@ -8,6 +8,7 @@ applied to the MoE experts only; GGUF files mix types per tensor (tools/gguf.py)
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from tools.architecture import Architecture, Tensor
@@ -105,7 +106,13 @@ def _tensor_bits(fmt: Format, tensor: Tensor, dense_model: bool) -> float:
 
 def weights(arch: Architecture, precision: str, params_override: int | None = None) -> Weights:
     """Bytes of the weights at this precision. params_override scales a reference architecture."""
-    precision = check_precision(precision)
+    return _weights(arch, check_precision(precision), params_override)
+
+
+# One request sizes the same architecture at the same precision many times over (each suggestion
+# is a calculation): walking every tensor once per (architecture, precision) is enough.
+@lru_cache(maxsize=256)
+def _weights(arch: Architecture, precision: str, params_override: int | None) -> Weights:
     derived = arch.total_params()
     if precision in GGUF_PRECISIONS:
         total = gguf_file_bytes(arch, precision)
@@ -121,7 +128,11 @@ def weights(arch: Architecture, precision: str, params_override: int | None = No
 
 def token_embedding_bytes(arch: Architecture, precision: str) -> int:
     """Bytes of the input embedding table (llama.cpp keeps it in host memory, not on the GPU)."""
-    precision = check_precision(precision)
+    return _token_embedding_bytes(arch, check_precision(precision))
+
+
+@lru_cache(maxsize=256)
+def _token_embedding_bytes(arch: Architecture, precision: str) -> int:
     if precision in GGUF_PRECISIONS:
         from tools.gguf import gguf_tensor_types, tensor_bytes
 

@@ -7,7 +7,6 @@ comes back as a message in the visitor's language, never as a traceback.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
@@ -23,7 +22,7 @@ from assistant.schemas import ConversationState, FinalEvent, Reply, Source, Step
 from assistant.ui.chart import empty_chart_html, memory_chart_html
 from assistant.ui.session import VisitorSession
 from assistant.ui.texts import Lang, text
-from tools.errors import InvalidInputError, ModelConfigError, SizingError
+from tools.errors import InvalidInputError, SizingError
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -257,17 +256,9 @@ def _whole_number(value: float | None, name: str) -> int:
 
 def read_config_file(path: str) -> dict[str, Any]:
     """An uploaded Hugging Face config.json as a dict, or ModelConfigError saying what is wrong."""
-    try:
-        raw = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelConfigError(f"cannot read {Path(path).name}: {exc}") from exc
-    try:
-        config = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ModelConfigError(f"{Path(path).name} is not valid JSON ({exc.msg}, line {exc.lineno})") from exc
-    if not isinstance(config, dict):
-        raise ModelConfigError(f"{Path(path).name} must hold a JSON object, not a {type(config).__name__}")
-    return config
+    from tools.config_file import read_config_file as read_capped_config
+
+    return read_capped_config(path, shown=Path(path).name)
 
 
 def build_request(inputs: CalculatorInputs, lang: Lang) -> SizingRequest:
