@@ -245,6 +245,8 @@ def _shown(value: object) -> str:
     """A config value in an error line, without echoing a 400-digit number or a long string."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
         return f"a {len(str(abs(value)))}-digit number"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
     shown = repr(value)
     return shown if len(shown) <= 60 else shown[:57] + "…"
 

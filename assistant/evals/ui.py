@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 UI_MAX_TASKS = 25
 UI_CONCURRENCY = 2
 UI_MAX_TOKENS = 512
+# 25 tasks fit in a few KB; the upload widget and the text box are read no further than this.
+UI_MAX_TASK_BYTES = 256_000
 # Column keys of the side-by-side table; the words are in assistant/ui/texts.py (compare_col_*).
 TABLE_COLUMNS = ("task", "scorer", "a_answer", "a_score", "b_answer", "b_score")
 INTRO = (
@@ -103,9 +105,12 @@ def tasks_from_form(task_text: str, task_file: str | None, lang: Lang = "en") ->
     raise EvalOptionError already in `lang`, as the other form problems do."""
     if task_file:
         # Named by the visitor's file name, not by the server's upload path.
-        tasks = load_tasks(Path(task_file), source=Path(task_file).name)
+        tasks = load_tasks(Path(task_file), source=Path(task_file).name, max_bytes=UI_MAX_TASK_BYTES)
     elif task_text.strip():
-        tasks = parse_tasks(task_text, ui_text("compare_pasted_tasks", lang))
+        source = ui_text("compare_pasted_tasks", lang)
+        if len(task_text.encode("utf-8")) > UI_MAX_TASK_BYTES:
+            raise TaskFileError(source, None, "too_large", limit=f"{UI_MAX_TASK_BYTES / 1e6:g} MB")
+        tasks = parse_tasks(task_text, source)
     else:
         raise EvalOptionError(ui_text("compare_no_tasks", lang))
     if len(tasks) > UI_MAX_TASKS:
