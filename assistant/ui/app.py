@@ -20,8 +20,10 @@ from fastapi.responses import JSONResponse
 from assistant.settings import Settings
 from assistant.ui import handlers
 from assistant.ui.chart import CHART_CSS
+from assistant.ui.client_limits import ClientGate, ClientRateLimiter, request_client_key
 from assistant.ui.handlers import CalculatorInputs, ChatAssistant, ChatLimits
 from assistant.ui.session import VisitorSession
+from assistant.ui.session_expiry import bound_sessions, session_lifespan
 from assistant.ui.texts import LABELS_ES, Lang, language_from_header
 from tools.errors import SizingError
 
@@ -88,6 +90,13 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
     from tools import ENGINES, KV_DTYPES, PRECISIONS
 
     limits = ChatLimits.from_settings(settings)
+    # Per address as well as per session: a client chooses its own session id.
+    client_limiter = ClientRateLimiter(settings.client_rate_limit)
+    proxies = settings.trusted_proxy_networks
+
+    def client_gate(request: gr.Request) -> ClientGate:
+        return ClientGate(client_limiter, request_client_key(request, proxies))
+
     draft_folder = Path(tempfile.mkdtemp(prefix="sizing-drafts-"))
     models = handlers.model_choices()
 
@@ -97,12 +106,25 @@ def build_app(assistant: ChatAssistant, settings: Settings) -> gr.Blocks:
         message: str, history: list[dict[str, Any]], session: VisitorSession, request: gr.Request
     ):
         yield from handlers.stream_chat(
-            assistant, limits, message, history or [], session, _browser_lang(request), time.monotonic()
+            assistant,
+            limits,
+            message,
+            history or [],
+            session,
+            _browser_lang(request),
+            time.monotonic(),
+            client_gate(request),
         )
 
     def chat_api(message: str, session: VisitorSession, request: gr.Request) -> tuple[str, VisitorSession]:
         return handlers.answer_once(
-            assistant, limits, message, session, _browser_lang(request), time.monotonic()
+            assistant,
+            limits,
+            message,
+            session,
+            _browser_lang(request),
+            time.monotonic(),
+            client_gate(request),
         )
 
     # While a turn runs the question box is locked: a second message sent meanwhile would start
@@ -530,7 +552,15 @@ def _compare_tab(settings: Settings) -> None:
 
 def build_http_app(assistant: ChatAssistant, settings: Settings) -> FastAPI:
     """The ASGI app: `GET /healthz` plus the Gradio app at `/`."""
-    http_app = FastAPI(title="Sizing Assistant", docs_url=None, redoc_url=None, openapi_url=None)
+    demo = build_app(assistant, settings)
+    bound_sessions(demo, settings)
+    http_app = FastAPI(
+        title="Sizing Assistant",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        lifespan=session_lifespan(demo, settings.session_idle_timeout_s),
+    )
 
     @http_app.get("/healthz")
     def healthz() -> JSONResponse:
@@ -545,7 +575,6 @@ def build_http_app(assistant: ChatAssistant, settings: Settings) -> FastAPI:
             }
         return JSONResponse(health)
 
-    demo = build_app(assistant, settings)
     return gr.mount_gradio_app(
         http_app,
         demo,

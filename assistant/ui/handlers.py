@@ -26,6 +26,7 @@ from tools.errors import InvalidInputError, SizingError
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
+    from assistant.ui.client_limits import ClientGate
     from tools import SizingRequest, SizingResult
 
 log = logging.getLogger(__name__)
@@ -103,11 +104,19 @@ def _remember(session: VisitorSession, reply: Reply) -> VisitorSession:
     return updated
 
 
-def _rate_limit_text(session: VisitorSession, limits: ChatLimits, lang: Lang, now: float) -> str | None:
-    wait = session.seconds_until_allowed(limits.rate_limit_per_minute, now)
+def _rate_limit_text(
+    session: VisitorSession, limits: ChatLimits, lang: Lang, now: float, client: ClientGate | None = None
+) -> str | None:
+    """The refusal when the session, or else the client's address, is over its limit (None: go on).
+
+    The address counts only messages its session would let through."""
+    limit = limits.rate_limit_per_minute
+    wait = session.seconds_until_allowed(limit, now)
+    if wait <= 0 and client is not None:
+        limit, wait = client.limit_per_minute, client.admit(now)
     if wait <= 0:
         return None
-    return text("rate_limited", lang, limit=limits.rate_limit_per_minute, seconds=max(1, math.ceil(wait)))
+    return text("rate_limited", lang, limit=limit, seconds=max(1, math.ceil(wait)))
 
 
 def stream_chat(
@@ -118,6 +127,7 @@ def stream_chat(
     session: VisitorSession,
     browser_lang: Lang,
     now: float,
+    client: ClientGate | None = None,
 ) -> Iterator[tuple[list[ChatMessage], VisitorSession]]:
     """One chat turn, streamed: yields the whole chat history and the session after each event.
 
@@ -131,7 +141,7 @@ def stream_chat(
         return
     lang = session.language or browser_lang
     before = [*history, {"role": "user", "content": message}]
-    refusal = _rate_limit_text(session, limits, lang, now)
+    refusal = _rate_limit_text(session, limits, lang, now, client)
     if refusal:
         yield [*before, _assistant_text(refusal)], session
         return
@@ -197,13 +207,14 @@ def answer_once(
     session: VisitorSession,
     browser_lang: Lang,
     now: float,
+    client: ClientGate | None = None,
 ) -> tuple[str, VisitorSession]:
     """The `chat` API: one message in, the final answer's Markdown out (session kept per client)."""
     message = (message or "").strip()
     lang = session.language or browser_lang
     if not message:
         return text("empty_message", lang), session
-    refusal = _rate_limit_text(session, limits, lang, now)
+    refusal = _rate_limit_text(session, limits, lang, now, client)
     if refusal:
         return refusal, session
     session = session.with_message_at(now)
