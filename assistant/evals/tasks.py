@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
+import regex
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
@@ -77,8 +78,8 @@ class Task(BaseModel):
             raise _problem("needs_expected_text", scorer=scorer)
         if scorer == "regex":
             try:
-                re.compile(str(self.expected))
-            except re.error as exc:
+                regex.compile(str(self.expected))  # the engine the scorer matches with
+            except regex.error as exc:
                 raise _problem("bad_regex", detail=str(exc)) from None
         if self.json_schema is not None:
             if scorer != "json":

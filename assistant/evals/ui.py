@@ -8,8 +8,11 @@ Bigger runs belong in `sizing compare`, which writes resumable results and full 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +32,10 @@ if TYPE_CHECKING:
 UI_MAX_TASKS = 25
 UI_CONCURRENCY = 2
 UI_MAX_TOKENS = 512
+# Each visitor's comparison runs on its own (up to UI_MAX_RUNS at once across visitors) and
+# ends at its own deadline, so an endpoint that stalls holds back only the visitor who typed it.
+UI_MAX_RUNS = 4
+UI_DEADLINE_S = 180.0
 # 25 tasks fit in a few KB; the upload widget and the text box are read no further than this.
 UI_MAX_TASK_BYTES = 256_000
 # Column keys of the side-by-side table; the words are in assistant/ui/texts.py (compare_col_*).
@@ -181,6 +188,7 @@ def plan_from_form(form: CompareForm, settings: Settings, lang: Lang = "en") -> 
         tasks=tasks_from_form(form.task_text, form.task_file, lang),
         max_tokens=UI_MAX_TOKENS,
         concurrency=UI_CONCURRENCY,
+        deadline_s=UI_DEADLINE_S,
     )
     plan.check()
     return plan
@@ -265,7 +273,23 @@ def run_compare_form(
         done = _integer(len(results), lang)
         yield ui_text("compare_progress", lang, done=done, tasks=total), table_rows(report, lang)
     report = summarize(plan, results)
-    yield summary_markdown(report, lang), table_rows(report, lang)
+    summary = summary_markdown(report, lang)
+    if not report.complete:
+        seconds = _integer(round(plan.deadline_s or 0), lang)
+        summary += "\n" + _tab_text("compare_deadline", lang, seconds=seconds) + "\n"
+    yield summary, table_rows(report, lang)
+
+
+@cache
+def _tab_texts() -> dict[str, dict[str, str]]:
+    source = resources.files("assistant.evals").joinpath("data", "texts.json")
+    texts: dict[str, dict[str, str]] = json.loads(source.read_text(encoding="utf-8"))
+    return texts
+
+
+def _tab_text(key: str, lang: Lang, **values: object) -> str:
+    """A sentence of this tab's own catalogue (assistant/evals/data/texts.json) in `lang`."""
+    return _tab_texts()[key][lang].format(**values)
 
 
 # ---------------------------------------------------------------------------- Gradio wiring
@@ -354,7 +378,7 @@ def build_compare_tab(settings: Settings, label: Callable[[str], Any] = str) -> 
         inputs=[a_url, a_model, b_url, b_model, task_text, task_file, api_key, judge_url, judge_model],
         outputs=[summary, table],
         concurrency_id="compare",
-        concurrency_limit=1,  # one comparison at a time per server: each one sends many requests
+        concurrency_limit=UI_MAX_RUNS,  # each run sends UI_CONCURRENCY requests at a time
         api_visibility="private",
     )
 
