@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from knowledge.article_format import Chunk, chunk_articles, load_articles
+from knowledge.disk import describe_free, disk_full
 from knowledge.embedding_cache import EmbeddingCache, cache_key
 from knowledge.errors import KnowledgeError, KnowledgeUnavailableError
 from knowledge.passages import IngestReport, Passage
@@ -280,6 +281,11 @@ class ArticleStore:
             if _BUSY.search(str(exc)):  # another process holds the index: wait for it, do not delete it
                 raise KnowledgeUnavailableError(
                     f"knowledge index at {self.chroma_path} is busy: {_first_line(exc)}"
+                ) from None
+            if disk_full(exc, self.chroma_path):  # a rebuild on a full disk would lose the index too
+                raise KnowledgeUnavailableError(
+                    f"the disk holding the knowledge index at {self.chroma_path} is full "
+                    f"({describe_free(self.chroma_path)}); free some space (the index was kept)"
                 ) from None
             self._recover(exc)
             try:
