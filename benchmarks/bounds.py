@@ -13,6 +13,7 @@ the server computing: 10⁶ layers, NaN, a 400-digit size.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from typing import Any
@@ -103,6 +104,7 @@ def main() -> None:
 
         elapsed = timed_ms(refuse)
         print(f"hostile config ({name}): refused in {elapsed:.1f} ms: {message[:110]}")
+    print(f"machine: {os.cpu_count()} CPUs, 1-min load average {os.getloadavg()[0]:.1f} (shared)")
 
 
 if __name__ == "__main__":
