@@ -177,6 +177,24 @@ def test_the_web_calculator_shows_the_reason_for_a_hostile_upload(tmp_path: Path
     assert "went wrong" not in view.verdict_markdown.lower()
 
 
+@pytest.mark.parametrize(
+    ("config", "says"),
+    [
+        ({**LLAMA_8B, "num_hidden_layers": 1_000_000}, "at most 512"),
+        ({**LLAMA_8B, "vocab_size": 10**12}, "at most 4,194,304"),
+    ],
+)
+def test_the_calculate_api_refuses_a_hostile_upload_with_the_reason(
+    tmp_path: Path, config: dict[str, Any], says: str
+) -> None:
+    from assistant.ui.handlers import calculate_json
+
+    upload = tmp_path / "config.json"
+    upload.write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(ModelConfigError, match=says):
+        calculate_json(CalculatorInputs(config_path=str(upload)), "en")
+
+
 def test_a_config_file_is_read_only_up_to_the_cap(tmp_path: Path) -> None:
     big = tmp_path / "config.json"
     big.write_text(json.dumps({**LLAMA_8B, "padding": "x" * MAX_CONFIG_BYTES}), encoding="utf-8")
