@@ -147,3 +147,18 @@ def test_a_backtracking_regex_gives_up_with_a_zero(pattern: str, answer: str) ->
 def test_the_regex_scorer_still_matches() -> None:
     assert score_regex("Use 2× H100 80GB", r"\b2\s*×\s*H100") == 1.0
     assert score_regex("Use one L4", r"\bH100\b") == 0.0
+
+
+@pytest.mark.parametrize(("lang", "words"), [("en", "still running"), ("es", "Aún se está ejecutando")])
+def test_one_address_runs_one_comparison_at_a_time(lang: str, words: str) -> None:
+    from assistant.evals.errors import EvalOptionError
+    from assistant.evals.ui import RunsPerClient
+
+    runs = RunsPerClient()
+    with runs.run("198.51.100.1", lang):  # type: ignore[arg-type]
+        with pytest.raises(EvalOptionError, match=words), runs.run("198.51.100.1", lang):  # type: ignore[arg-type]
+            pass
+        with runs.run("198.51.100.2", lang):  # type: ignore[arg-type]
+            pass  # another visitor is not held back
+    with runs.run("198.51.100.1", lang):  # type: ignore[arg-type]
+        pass  # free again once the first run ended

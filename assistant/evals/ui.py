@@ -9,7 +9,9 @@ Bigger runs belong in `sizing compare`, which writes resumable results and full 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -20,6 +22,7 @@ from assistant.evals.client import Endpoint
 from assistant.evals.compare import ComparePlan, CompareReport, TaskResult, iter_compare, summarize
 from assistant.evals.errors import EvalOptionError, TaskFileError
 from assistant.evals.tasks import Task, load_tasks, parse_tasks
+from assistant.ui.client_limits import request_client_key
 from assistant.ui.texts import TASK_PROBLEMS_ES, Lang, language_from_header
 from assistant.ui.texts import text as ui_text
 from tools.errors import SizingError
@@ -280,6 +283,27 @@ def run_compare_form(
     yield summary, table_rows(report, lang)
 
 
+class RunsPerClient:
+    """At most one running comparison per client address, so one visitor cannot take every slot."""
+
+    def __init__(self) -> None:
+        self._running: set[str] = set()
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def run(self, key: str, lang: Lang) -> Iterator[None]:
+        with self._lock:
+            if key in self._running:
+                seconds = _integer(round(UI_DEADLINE_S), lang)
+                raise EvalOptionError(_tab_text("compare_busy", lang, seconds=seconds))
+            self._running.add(key)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running.discard(key)
+
+
 @cache
 def _tab_texts() -> dict[str, dict[str, str]]:
     source = resources.files("assistant.evals").joinpath("data", "texts.json")
@@ -327,6 +351,7 @@ def build_compare_tab(settings: Settings, label: Callable[[str], Any] = str) -> 
             label=label("…or upload a task file"), file_types=[".jsonl", ".json", ".txt"], type="filepath"
         )
     run_button = gr.Button(label("Run comparison"), variant="primary")
+    runs = RunsPerClient()
     summary = gr.Markdown()
     table = gr.Dataframe(
         headers=TABLE_HEADERS,
@@ -363,9 +388,11 @@ def build_compare_tab(settings: Settings, label: Callable[[str], Any] = str) -> 
         )
         lang = visitor_language(request)
         headers = table_headers(lang)
+        client = request_client_key(request, settings.trusted_proxy_networks)
         try:
-            for summary_text, rows in run_compare_form(form, settings, lang):
-                yield summary_text, {"headers": headers, "data": rows}
+            with runs.run(client, lang):
+                for summary_text, rows in run_compare_form(form, settings, lang):
+                    yield summary_text, {"headers": headers, "data": rows}
         except SizingError as exc:
             raise gr.Error(ui_text("compare_cannot_run", lang, message=error_text(exc, lang))) from None
 
