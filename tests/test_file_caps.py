@@ -95,3 +95,38 @@ def test_a_batch_past_the_cap_is_one_line(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(ask, "MAX_BATCH_CHARS", 100)
     with pytest.raises(InvalidInputError, match="larger than 100 characters"):
         run_batch(monkeypatch, "q\n" * 100, Settings())
+
+
+ENDPOINTS = (
+    "--a-url",
+    "http://127.0.0.1:9/v1",
+    "--a-model",
+    "m",
+    "--b-url",
+    "http://127.0.0.1:9/v1",
+    "--b-model",
+    "m",
+)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("calc", "x", "--config", "/dev/zero"), "config '/dev/zero' is larger than 1,000 KB"),
+        (("compare", *ENDPOINTS, "--tasks", "/dev/zero", "--out", "OUT"), "/dev/zero: larger than 64 MB"),
+    ],
+    ids=["calc", "compare"],
+)
+def test_the_cli_stops_reading_dev_zero_with_one_line(
+    tmp_path: Path, args: tuple[str, ...], says: str
+) -> None:
+    if not Path("/dev/zero").exists():
+        pytest.skip("no /dev/zero on this system")
+    from tests.sizing_cli import run_sizing
+
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SIZING_DATA_DIR": str(tmp_path / "data")}
+    proc = run_sizing(*(str(tmp_path / "out") if arg == "OUT" else arg for arg in args), env=env)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert says in line
