@@ -19,8 +19,8 @@ from typing import Any
 from assistant.settings import IpNetwork
 from assistant.ui.session import RATE_WINDOW_S
 
-# Addresses remembered at once; each costs a few hundred bytes plus its message times.
-MAX_TRACKED_CLIENTS = 50_000
+# Addresses remembered at once; each costs about 1 KB with a full minute of message times.
+MAX_TRACKED_CLIENTS = 20_000
 UNKNOWN_CLIENT = "unknown"
 
 
