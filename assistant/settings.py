@@ -19,6 +19,24 @@ def _default_data_dir() -> Path:
     return Path(user_data_dir("sizing-assistant", appauthor=False))
 
 
+IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def parse_trusted_proxies(text: str) -> tuple[IpNetwork, ...]:
+    """Comma-separated addresses or networks ("10.0.0.1, 172.16.0.0/12"); ValueError names a bad one."""
+    networks = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise ValueError(
+                f"trusted proxy {item!r} is not an IP address or network (such as 10.0.0.1 or 10.0.0.0/8)"
+            ) from None
+    return tuple(networks)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SIZING_", frozen=True, extra="ignore")
 
@@ -78,6 +96,29 @@ class Settings(BaseSettings):
     )
     rate_limit_per_minute: int = Field(
         default=30, ge=1, description="Most chat messages one visitor session may send per minute."
+    )
+    client_rate_limit_per_minute: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "Most chat messages one client address may send per minute, however many sessions it opens. "
+            "Unset: the same as rate_limit_per_minute. Raise it where many visitors share one address."
+        ),
+    )
+    trusted_proxies: str = Field(
+        default="",
+        description=(
+            "Comma-separated addresses or networks of reverse proxies whose X-Forwarded-For header names the "
+            "client (such as 127.0.0.1 or 10.0.0.0/8). Unset: forwarded headers are ignored."
+        ),
+    )
+    session_idle_timeout_s: float = Field(
+        default=3600.0, gt=0, description="Seconds after its last event that a visitor session is forgotten."
+    )
+    max_sessions: int = Field(
+        default=1000,
+        ge=1,
+        description="Most visitor sessions kept in memory; past it the least recently used is forgotten.",
     )
     concurrency_limit: int = Field(
         default=8, ge=1, description="Chat events the web app processes at once (the rest wait in the queue)."
@@ -204,6 +245,20 @@ class Settings(BaseSettings):
     def widget_origins(self) -> list[str]:
         """The allowed embedding origins, without a trailing slash."""
         return [origin.rstrip("/") for origin in self.widget_allowed_origins.replace(",", " ").split()]
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_parse(cls, value: str) -> str:
+        parse_trusted_proxies(value)
+        return value
+
+    @property
+    def trusted_proxy_networks(self) -> tuple[IpNetwork, ...]:
+        return parse_trusted_proxies(self.trusted_proxies)
+
+    @property
+    def client_rate_limit(self) -> int:
+        return self.client_rate_limit_per_minute or self.rate_limit_per_minute
 
     @property
     def llm_configured(self) -> bool:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
+from knowledge.disk import describe_free, disk_full
 from knowledge.errors import KnowledgeError, KnowledgeUnavailableError
 
 if TYPE_CHECKING:
@@ -118,6 +119,11 @@ class ChromaConnection:
             if _BUSY.search(str(exc)):  # another process holds the index: wait for it, do not delete it
                 raise KnowledgeUnavailableError(
                     f"knowledge index at {self.path} is busy: {_first_line(exc)}"
+                ) from None
+            if disk_full(exc, self.path):  # a rebuild on a full disk would lose the index too
+                raise KnowledgeUnavailableError(
+                    f"the disk holding the knowledge index at {self.path} is full "
+                    f"({describe_free(self.path)}); free some space (the index was kept)"
                 ) from None
             self._recover(exc)
             try:

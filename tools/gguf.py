@@ -11,6 +11,8 @@ tools/quantize/README.md) checks the result: Llama-3.1-8B Q4_K_M comes out at 4.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from tools.architecture import Architecture, Tensor
 
 # ggml type -> (elements per block, bytes per block): ggml-common.h block layouts.
@@ -128,7 +130,9 @@ def tensor_bytes(ggml_type: str, tensor: Tensor) -> int:
     return -(-tensor.ncols // per_block) * block_bytes * tensor.nrows * tensor.copies
 
 
-def gguf_tensor_types(arch: Architecture, file_type: str) -> list[tuple[Tensor, str]]:
+# The file size and the embedding's share are read from the same walk, once per file type.
+@lru_cache(maxsize=8)
+def gguf_tensor_types(arch: Architecture, file_type: str) -> tuple[tuple[Tensor, str], ...]:
     """Each tensor with the ggml type llama-quantize would give it."""
     out: list[tuple[Tensor, str]] = []
     v_index = 0
@@ -139,7 +143,7 @@ def gguf_tensor_types(arch: Architecture, file_type: str) -> list[tuple[Tensor, 
         out.append((tensor, _choose_type(arch, file_type, tensor, v_index)))
         if tensor.category in ("attn_v", "attn_kv_b"):
             v_index += 1
-    return out
+    return tuple(out)
 
 
 def gguf_file_bytes(arch: Architecture, file_type: str) -> int:

@@ -8,6 +8,7 @@ applied to the MoE experts only; GGUF files mix types per tensor (tools/gguf.py)
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from tools.architecture import Architecture, Tensor
@@ -116,7 +117,13 @@ def weights(
 ) -> Weights:
     """Bytes of the weights at this precision. params_override scales a reference architecture;
     gguf: the file llama.cpp / Ollama load (changes MXFP4, whose GGUF keeps the rest at Q8_0)."""
-    precision = check_precision(precision)
+    return _weights(arch, check_precision(precision), params_override, gguf)
+
+
+# One request sizes the same architecture at the same precision many times over (each suggestion
+# is a calculation): walking every tensor once per (architecture, precision) is enough.
+@lru_cache(maxsize=256)
+def _weights(arch: Architecture, precision: str, params_override: int | None, gguf: bool) -> Weights:
     derived = arch.total_params()
     file_type = gguf_file_type(precision, gguf)
     if file_type is not None:
@@ -133,7 +140,11 @@ def weights(
 
 def token_embedding_bytes(arch: Architecture, precision: str, gguf: bool = False) -> int:
     """Bytes of the input embedding table (llama.cpp keeps it in host memory, not on the GPU)."""
-    precision = check_precision(precision)
+    return _token_embedding_bytes(arch, check_precision(precision), gguf)
+
+
+@lru_cache(maxsize=256)
+def _token_embedding_bytes(arch: Architecture, precision: str, gguf: bool) -> int:
     file_type = gguf_file_type(precision, gguf)
     if file_type is not None:
         from tools.gguf import gguf_tensor_types, tensor_bytes

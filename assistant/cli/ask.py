@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 EXIT_WORDS = frozenset({"exit", "quit", "salir", ":q", "/exit", "/quit"})
 RESET_WORDS = frozenset({"/reset", "/new"})
 STATE_WORDS = frozenset({"/state", "/slots"})
+# A batch file is read no further than this (a million questions of ordinary length).
+MAX_BATCH_CHARS = 64_000_000
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         assistant = _assistant(settings)
         for question in lines:
             reply = assistant.answer(question)
-            _write_json({"question": question, **reply.public_json()}, sys.stdout)
+            _write_json(_batch_record(question, reply, settings.max_input_chars), sys.stdout)
         return 0
     if not args.question or not args.question.strip():
         raise InvalidInputError('no question given: sizing ask "What GPU for a 70B?" (or --batch FILE)')
@@ -84,10 +86,27 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 def _read_batch(source: str) -> list[str]:
     try:
-        content = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        if source == "-":
+            content = sys.stdin.read(MAX_BATCH_CHARS + 1)
+        else:
+            with Path(source).open(encoding="utf-8") as stream:
+                content = stream.read(MAX_BATCH_CHARS + 1)  # /dev/zero is read no further
     except (OSError, UnicodeDecodeError) as error:
         raise InvalidInputError(f"cannot read the batch file {source}: {error}") from error
+    if len(content) > MAX_BATCH_CHARS:
+        raise InvalidInputError(
+            f"the batch file {source} is larger than {MAX_BATCH_CHARS:,} characters; split it into smaller files"
+        )
     return [line.strip() for line in content.splitlines() if line.strip()]
+
+
+def _batch_record(question: str, reply: Reply, max_chars: int) -> dict[str, Any]:
+    """One --batch line: the question as far as it was answered (the assistant reads at most
+    max_chars of it), so a 1 MB line is not echoed whole; question_chars gives its full length."""
+    record: dict[str, Any] = {"question": question[:max_chars], **reply.public_json()}
+    if len(question) > max_chars:
+        record["question_chars"] = len(question)
+    return record
 
 
 def _write_json(payload: dict[str, Any], out: TextIO) -> None:

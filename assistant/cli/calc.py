@@ -19,10 +19,9 @@ import argparse
 import json
 import re
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from tools.errors import InvalidInputError, ModelConfigError
+from tools.errors import InvalidInputError
 from tools.texts import integer, number
 
 if TYPE_CHECKING:
@@ -147,17 +146,10 @@ def finetune_spec(args: argparse.Namespace) -> FinetuneSpec:
 
 
 def read_config(path: str) -> dict[str, Any]:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ModelConfigError(f"cannot read config {path!r}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelConfigError(f"cannot read config {path!r}: {exc.__class__.__name__}") from None
-    except json.JSONDecodeError as exc:
-        raise ModelConfigError(f"config {path!r} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    if not isinstance(data, dict):
-        raise ModelConfigError(f"config {path!r} must hold a JSON object, not {type(data).__name__}")
-    return data
+    """The --config file, read no further than tools.config_file.MAX_CONFIG_BYTES."""
+    from tools.config_file import read_config_file
+
+    return read_config_file(path)
 
 
 def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None) -> int:

@@ -13,7 +13,8 @@ from typing import Any, cast
 
 import httpx
 import openai
-from pydantic import BaseModel
+from openai.types.chat import ChatCompletion
+from pydantic import BaseModel, ValidationError
 
 from assistant.evals.errors import EvalOptionError
 
@@ -31,6 +32,8 @@ except ImportError:  # pragma: no cover - depends on the openai release installe
 # openai client refuses to start without it.
 NO_KEY = "not-needed"
 ERROR_TEXT_LIMIT = 300
+# Largest response body read: a 512-token answer is a few KB, 100k tokens well under this.
+MAX_BODY_BYTES = 8_000_000
 
 
 @dataclass(frozen=True)
@@ -86,16 +89,36 @@ def chat(
     *,
     max_tokens: int,
     temperature: float = 0.0,
+    deadline: float | None = None,
 ) -> Answer:
-    """One non-streaming chat completion, timed end to end."""
+    """One non-streaming chat completion, timed end to end.
+
+    `endpoint.timeout_s` bounds the whole call, not each read: the body is read piece by piece
+    and the call gives up once that time (or the `deadline`, a time.perf_counter() value) has
+    passed, so an endpoint that trickles a byte at a time cannot hold it. No read waits longer
+    than the time that was left when the call began."""
     started = time.perf_counter()
+    stop_at = (
+        started + endpoint.timeout_s if deadline is None else min(deadline, started + endpoint.timeout_s)
+    )
     try:
-        completion = client.chat.completions.create(
+        remaining = stop_at - started
+        if remaining <= 0:
+            raise _Expired(endpoint.timeout_s)
+        with client.with_options(timeout=remaining).chat.completions.with_streaming_response.create(
             model=endpoint.model,
             messages=cast(Any, messages),  # plain dicts, the wire shape of the message params
             max_tokens=max_tokens,
             temperature=temperature,
-        )
+        ) as response:
+            body = bytearray()
+            for piece in response.iter_bytes():
+                body += piece
+                if len(body) > MAX_BODY_BYTES:
+                    raise _TooLarge()
+                if time.perf_counter() > stop_at:
+                    raise _Expired(stop_at - started)
+        completion = ChatCompletion.model_validate_json(bytes(body))
         latency_ms = (time.perf_counter() - started) * 1000
         if not completion.choices:
             return Answer(latency_ms=latency_ms, error="the response had no choices")
@@ -112,6 +135,18 @@ def chat(
         if not _is_endpoint_fault(exc):
             raise
         return Answer(latency_ms=(time.perf_counter() - started) * 1000, error=describe_fault(exc, endpoint))
+
+
+class _Expired(Exception):
+    """The call's wall-clock time ran out while the endpoint was still sending."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"timed out after {seconds:.3g} s")
+
+
+class _TooLarge(Exception):
+    def __init__(self) -> None:
+        super().__init__(f"the response is larger than {MAX_BODY_BYTES // 1_000_000} MB")
 
 
 def chat_streaming(
@@ -179,14 +214,18 @@ def chat_streaming(
 
 def _is_endpoint_fault(exc: Exception) -> bool:
     """Faults of the far end or of the wire, as opposed to bugs in this program."""
-    # A body that is not JSON surfaces as json.JSONDecodeError (a ValueError).
-    return isinstance(exc, (openai.OpenAIError, ValueError, *_TRANSPORT_ERRORS))
+    # A body that is not JSON (or not a completion) surfaces as a ValueError.
+    return isinstance(exc, (openai.OpenAIError, ValueError, _Expired, _TooLarge, *_TRANSPORT_ERRORS))
 
 
 def describe_fault(exc: Exception, endpoint: Endpoint) -> str:
     """One line saying what went wrong, short enough for a table cell."""
     if isinstance(exc, openai.APITimeoutError):
         text = f"timed out after {endpoint.timeout_s:g} s"
+    elif isinstance(exc, _Expired | _TooLarge):
+        text = str(exc)
+    elif isinstance(exc, ValidationError):
+        text = f"malformed response (not a chat completion: {exc.error_count()} problems)"
     elif isinstance(exc, openai.APIStatusError):
         text = f"HTTP {exc.status_code}: {_status_message(exc)}"
     elif isinstance(exc, openai.APIConnectionError):

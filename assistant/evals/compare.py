@@ -12,6 +12,7 @@ the last line of a task is its result, and every report counts each task once.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Generator, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ class ComparePlan:
     max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = 0.0
     concurrency: int = DEFAULT_CONCURRENCY
+    deadline_s: float | None = None  # wall-clock seconds for the whole run; unfinished tasks are left out
 
     def check(self) -> None:
         """Problems that would only surface mid-run, raised before any request is sent."""
@@ -172,7 +174,12 @@ class CompareReport(BaseModel):
 
 
 def run_task(
-    plan: ComparePlan, clients: dict[str, Any], index: int, task: Task, earlier: TaskResult | None = None
+    plan: ComparePlan,
+    clients: dict[str, Any],
+    index: int,
+    task: Task,
+    earlier: TaskResult | None = None,
+    deadline: float | None = None,
 ) -> TaskResult:
     """Both endpoints on one task, then the scores. Endpoint faults become failed answers.
 
@@ -188,12 +195,17 @@ def run_task(
         else:
             endpoint = plan.a if side == "a" else plan.b
             answers[side] = chat(
-                clients[side], endpoint, messages, max_tokens=max_tokens, temperature=plan.temperature
+                clients[side],
+                endpoint,
+                messages,
+                max_tokens=max_tokens,
+                temperature=plan.temperature,
+                deadline=deadline,
             )
     judge_note = None
     if task.effective_scorer == "judge":
         assert plan.judge is not None  # ComparePlan.check
-        verdict = judge_pair(clients["judge"], plan.judge, task, answers["a"], answers["b"])
+        verdict = judge_pair(clients["judge"], plan.judge, task, answers["a"], answers["b"], deadline)
         a_score, b_score = verdict.a_score, verdict.b_score
         judge_note = verdict.error
     else:
@@ -218,8 +230,11 @@ def iter_compare(plan: ComparePlan, previous: Iterable[TaskResult] = ()) -> Gene
     """Results as tasks finish (not in file order), `plan.concurrency` tasks at a time.
 
     `previous` holds results of an earlier run (`ResultsLog.previous`): a task whose earlier
-    result succeeded is not run again; one that failed is, on the failed endpoints only."""
+    result succeeded is not run again; one that failed is, on the failed endpoints only.
+    With `plan.deadline_s`, the run ends when that time is up: every call stops by then, and
+    tasks still running are left out (the report counts them as not finished)."""
     plan.check()
+    deadline = None if plan.deadline_s is None else time.perf_counter() + plan.deadline_s
     earlier: dict[str, TaskResult] = {result.key: result for result in previous}
     pending_tasks = [
         (i, task, earlier.get(task.key))
@@ -235,16 +250,19 @@ def iter_compare(plan: ComparePlan, previous: Iterable[TaskResult] = ()) -> Gene
         running: set[Future[TaskResult]] = set()
         # Submit lazily: an interrupted run then leaves at most `concurrency` tasks in flight.
         for index, task, earlier_result in queue:
-            running.add(executor.submit(run_task, plan, clients, index, task, earlier_result))
+            running.add(executor.submit(run_task, plan, clients, index, task, earlier_result, deadline))
             if len(running) >= plan.concurrency:
                 break
         while running:
-            done, running = wait(running, return_when=FIRST_COMPLETED)
+            left = None if deadline is None else deadline - time.perf_counter()
+            if left is not None and left <= 0:
+                return
+            done, running = wait(running, timeout=left, return_when=FIRST_COMPLETED)
             for future in done:
                 yield future.result()
                 following = next(queue, None)
                 if following is not None:
-                    running.add(executor.submit(run_task, plan, clients, *following))
+                    running.add(executor.submit(run_task, plan, clients, *following, deadline))
     finally:
         executor.shutdown(wait=False, cancel_futures=True)
         for client in clients.values():

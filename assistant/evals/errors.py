@@ -28,6 +28,7 @@ TASK_PROBLEMS: dict[str, str] = {
     "no_such_file": "no such file",
     "not_utf8": "not UTF-8 text",
     "unreadable": "cannot read it ({detail})",
+    "too_large": "larger than {limit} (split it into smaller task files)",
 }
 
 

@@ -2,7 +2,7 @@
 
 contains  fraction of the expected strings found in the answer (case and spacing ignored)
 exact     1 when the answer equals `expected` (case, spacing, surrounding quotes and final period ignored)
-regex     1 when the pattern in `expected` matches somewhere in the answer
+regex     1 when the pattern in `expected` matches somewhere in the answer (within REGEX_TIMEOUT_S)
 json      0 unless the answer is JSON (a ```json fence around it is accepted) that passes `schema`;
           then 1, or the fraction of the fields in an `expected` object that the answer matches
 judge     a third model grades both answers without knowing which endpoint wrote which,
@@ -12,9 +12,12 @@ judge     a third model grades both answers without knowing which endpoint wrote
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import regex
 
 from assistant.evals.client import Answer, Endpoint, chat
 from assistant.evals.tasks import Task
@@ -22,6 +25,10 @@ from assistant.evals.tasks import Task
 if TYPE_CHECKING:
     import openai
 
+log = logging.getLogger(__name__)
+
+# The `regex` engine (the one tasks are checked with) stops a match after this long.
+REGEX_TIMEOUT_S = 1.0
 _FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*\n(.*?)\n?```$", re.DOTALL)
 
 
@@ -45,8 +52,16 @@ def score_exact(output: str, expected: str) -> float:
     return 1.0 if _bare(output) == _bare(expected) else 0.0
 
 
-def score_regex(output: str, pattern: str) -> float:
-    return 1.0 if re.search(pattern, output) else 0.0
+def score_regex(output: str, pattern: str, timeout_s: float = REGEX_TIMEOUT_S) -> float:
+    """1 when the pattern matches; 0 when it does not, or when matching outlasts `timeout_s`
+    (a backtracking pattern such as `(a|aa)+$` grows exponentially with the answer's length)."""
+    try:
+        return 1.0 if regex.search(pattern, output, timeout=timeout_s) else 0.0
+    except TimeoutError:
+        log.warning(
+            "regex %r gave up after %g s on a %d-character answer; scored 0", pattern, timeout_s, len(output)
+        )
+        return 0.0
 
 
 def parse_json_answer(output: str) -> Any:
@@ -167,7 +182,12 @@ def parse_marks(reply: str) -> tuple[float, float] | None:
 
 
 def judge_pair(
-    client: openai.OpenAI, judge: Endpoint, task: Task, answer_a: Answer, answer_b: Answer
+    client: openai.OpenAI,
+    judge: Endpoint,
+    task: Task,
+    answer_a: Answer,
+    answer_b: Answer,
+    deadline: float | None = None,
 ) -> JudgeVerdict:
     """Both answers graded blind, once in each order; the two rounds are averaged."""
     if not answer_a.ok and not answer_b.ok:
@@ -179,7 +199,9 @@ def judge_pair(
     problems: list[str] = []
     for a_first in (True, False):
         first, second = (text_a, text_b) if a_first else (text_b, text_a)
-        reply = chat(client, judge, judge_prompt(task, first, second), max_tokens=JUDGE_MAX_TOKENS)
+        reply = chat(
+            client, judge, judge_prompt(task, first, second), max_tokens=JUDGE_MAX_TOKENS, deadline=deadline
+        )
         if not reply.ok:
             problems.append(f"judge failed: {reply.error}")
             continue

@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
+import regex
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
@@ -27,6 +28,8 @@ ScorerName = Literal["contains", "exact", "regex", "json", "judge"]
 SCORERS: tuple[str, ...] = ("contains", "exact", "regex", "json", "judge")
 # Scorers that grade against `expected` and cannot work without it.
 NEEDS_EXPECTED = frozenset({"contains", "exact", "regex"})
+# The largest task file `sizing compare` reads: tens of thousands of tasks; /dev/zero stops here.
+MAX_TASK_FILE_BYTES = 64_000_000
 TASK_FIELDS = "id, category, prompt, messages, expected, scorer, schema, max_tokens"
 
 
@@ -75,8 +78,8 @@ class Task(BaseModel):
             raise _problem("needs_expected_text", scorer=scorer)
         if scorer == "regex":
             try:
-                re.compile(str(self.expected))
-            except re.error as exc:
+                regex.compile(str(self.expected))  # the engine the scorer matches with
+            except regex.error as exc:
                 raise _problem("bad_regex", detail=str(exc)) from None
         if self.json_schema is not None:
             if scorer != "json":
@@ -163,18 +166,27 @@ def parse_tasks(content: str, source: str = "<tasks>") -> list[Task]:
     return tasks
 
 
-def load_tasks(path: Path, source: str | None = None) -> list[Task]:
-    """Tasks from a JSONL file; problems name `source` (default: the path)."""
+def load_tasks(path: Path, source: str | None = None, max_bytes: int = MAX_TASK_FILE_BYTES) -> list[Task]:
+    """Tasks from a JSONL file of at most `max_bytes`; problems name `source` (default: the path)."""
     shown = source or str(path)
     try:
-        content = path.read_text(encoding="utf-8")
+        with path.open("rb") as stream:
+            data = stream.read(max_bytes + 1)  # a device such as /dev/zero is read no further
     except FileNotFoundError:
         raise TaskFileError(shown, None, "no_such_file") from None
-    except UnicodeDecodeError:
-        raise TaskFileError(shown, None, "not_utf8") from None
     except OSError as exc:
         raise TaskFileError(shown, None, "unreadable", detail=exc.strerror or str(exc)) from None
+    if len(data) > max_bytes:
+        raise TaskFileError(shown, None, "too_large", limit=_megabytes(max_bytes))
+    try:
+        content = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TaskFileError(shown, None, "not_utf8") from None
     return parse_tasks(content, shown)
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:g} MB"
 
 
 def _first_problem(exc: ValidationError) -> tuple[str, dict[str, object]]:

@@ -8,8 +8,13 @@ Bigger runs belong in `sizing compare`, which writes resumable results and full 
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +22,7 @@ from assistant.evals.client import Endpoint
 from assistant.evals.compare import ComparePlan, CompareReport, TaskResult, iter_compare, summarize
 from assistant.evals.errors import EvalOptionError, TaskFileError
 from assistant.evals.tasks import Task, load_tasks, parse_tasks
+from assistant.ui.client_limits import request_client_key
 from assistant.ui.texts import TASK_PROBLEMS_ES, Lang, language_from_header
 from assistant.ui.texts import text as ui_text
 from tools.errors import SizingError
@@ -29,6 +35,12 @@ if TYPE_CHECKING:
 UI_MAX_TASKS = 25
 UI_CONCURRENCY = 2
 UI_MAX_TOKENS = 512
+# Each visitor's comparison runs on its own (up to UI_MAX_RUNS at once across visitors) and
+# ends at its own deadline, so an endpoint that stalls holds back only the visitor who typed it.
+UI_MAX_RUNS = 4
+UI_DEADLINE_S = 180.0
+# 25 tasks fit in a few KB; the upload widget and the text box are read no further than this.
+UI_MAX_TASK_BYTES = 256_000
 # Column keys of the side-by-side table; the words are in assistant/ui/texts.py (compare_col_*).
 TABLE_COLUMNS = ("task", "scorer", "a_answer", "a_score", "b_answer", "b_score")
 INTRO = (
@@ -103,9 +115,12 @@ def tasks_from_form(task_text: str, task_file: str | None, lang: Lang = "en") ->
     raise EvalOptionError already in `lang`, as the other form problems do."""
     if task_file:
         # Named by the visitor's file name, not by the server's upload path.
-        tasks = load_tasks(Path(task_file), source=Path(task_file).name)
+        tasks = load_tasks(Path(task_file), source=Path(task_file).name, max_bytes=UI_MAX_TASK_BYTES)
     elif task_text.strip():
-        tasks = parse_tasks(task_text, ui_text("compare_pasted_tasks", lang))
+        source = ui_text("compare_pasted_tasks", lang)
+        if len(task_text.encode("utf-8")) > UI_MAX_TASK_BYTES:
+            raise TaskFileError(source, None, "too_large", limit=f"{UI_MAX_TASK_BYTES / 1e6:g} MB")
+        tasks = parse_tasks(task_text, source)
     else:
         raise EvalOptionError(ui_text("compare_no_tasks", lang))
     if len(tasks) > UI_MAX_TASKS:
@@ -176,6 +191,7 @@ def plan_from_form(form: CompareForm, settings: Settings, lang: Lang = "en") -> 
         tasks=tasks_from_form(form.task_text, form.task_file, lang),
         max_tokens=UI_MAX_TOKENS,
         concurrency=UI_CONCURRENCY,
+        deadline_s=UI_DEADLINE_S,
     )
     plan.check()
     return plan
@@ -260,7 +276,44 @@ def run_compare_form(
         done = _integer(len(results), lang)
         yield ui_text("compare_progress", lang, done=done, tasks=total), table_rows(report, lang)
     report = summarize(plan, results)
-    yield summary_markdown(report, lang), table_rows(report, lang)
+    summary = summary_markdown(report, lang)
+    if not report.complete:
+        seconds = _integer(round(plan.deadline_s or 0), lang)
+        summary += "\n" + _tab_text("compare_deadline", lang, seconds=seconds) + "\n"
+    yield summary, table_rows(report, lang)
+
+
+class RunsPerClient:
+    """At most one running comparison per client address, so one visitor cannot take every slot."""
+
+    def __init__(self) -> None:
+        self._running: set[str] = set()
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def run(self, key: str, lang: Lang) -> Iterator[None]:
+        with self._lock:
+            if key in self._running:
+                seconds = _integer(round(UI_DEADLINE_S), lang)
+                raise EvalOptionError(_tab_text("compare_busy", lang, seconds=seconds))
+            self._running.add(key)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running.discard(key)
+
+
+@cache
+def _tab_texts() -> dict[str, dict[str, str]]:
+    source = resources.files("assistant.evals").joinpath("data", "texts.json")
+    texts: dict[str, dict[str, str]] = json.loads(source.read_text(encoding="utf-8"))
+    return texts
+
+
+def _tab_text(key: str, lang: Lang, **values: object) -> str:
+    """A sentence of this tab's own catalogue (assistant/evals/data/texts.json) in `lang`."""
+    return _tab_texts()[key][lang].format(**values)
 
 
 # ---------------------------------------------------------------------------- Gradio wiring
@@ -298,6 +351,7 @@ def build_compare_tab(settings: Settings, label: Callable[[str], Any] = str) -> 
             label=label("…or upload a task file"), file_types=[".jsonl", ".json", ".txt"], type="filepath"
         )
     run_button = gr.Button(label("Run comparison"), variant="primary")
+    runs = RunsPerClient()
     summary = gr.Markdown()
     table = gr.Dataframe(
         headers=TABLE_HEADERS,
@@ -334,9 +388,11 @@ def build_compare_tab(settings: Settings, label: Callable[[str], Any] = str) -> 
         )
         lang = visitor_language(request)
         headers = table_headers(lang)
+        client = request_client_key(request, settings.trusted_proxy_networks)
         try:
-            for summary_text, rows in run_compare_form(form, settings, lang):
-                yield summary_text, {"headers": headers, "data": rows}
+            with runs.run(client, lang):
+                for summary_text, rows in run_compare_form(form, settings, lang):
+                    yield summary_text, {"headers": headers, "data": rows}
         except SizingError as exc:
             raise gr.Error(ui_text("compare_cannot_run", lang, message=error_text(exc, lang))) from None
 
@@ -349,7 +405,7 @@ def build_compare_tab(settings: Settings, label: Callable[[str], Any] = str) -> 
         inputs=[a_url, a_model, b_url, b_model, task_text, task_file, api_key, judge_url, judge_model],
         outputs=[summary, table],
         concurrency_id="compare",
-        concurrency_limit=1,  # one comparison at a time per server: each one sends many requests
+        concurrency_limit=UI_MAX_RUNS,  # each run sends UI_CONCURRENCY requests at a time
         api_visibility="private",
     )
 

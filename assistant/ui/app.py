@@ -28,10 +28,12 @@ from assistant.ui.catalogue import phrase
 from assistant.ui.chart import CHART_CSS
 from assistant.ui.chat_panel import CHAT_CSS, build_chat_panel, head_script
 from assistant.ui.chat_view import AnswerView
+from assistant.ui.client_limits import GateFactory, client_gates
 from assistant.ui.desk_wiring import open_desk_or_none
 from assistant.ui.handlers import ChatAssistant, ChatLimits
 from assistant.ui.labels import browser_lang, build_i18n, label
 from assistant.ui.session import VisitorSession
+from assistant.ui.session_expiry import bound_sessions, session_lifespan
 from assistant.ui.texts import language_from_header
 from assistant.ui.theme import app_theme
 
@@ -59,7 +61,10 @@ footer, footer a, .show-api { color: #4b5563 !important; }
 
 
 def build_app(
-    assistant: ChatAssistant, settings: Settings, library: ArticleLibrary | None = None
+    assistant: ChatAssistant,
+    settings: Settings,
+    library: ArticleLibrary | None = None,
+    gates: GateFactory | None = None,
 ) -> gr.Blocks:
     """The whole web app: chat with sales draft, calculator, compare tab, and the API endpoints."""
     from assistant.hub_client import hub_from_settings
@@ -67,6 +72,8 @@ def build_app(
     view = AnswerView(library)
     limits = ChatLimits.from_settings(settings)
     hub = hub_from_settings(settings)  # Hub ids in the calculator (None when lookups are off)
+    # Per address as well as per session: a client chooses its own session id.
+    gates = gates or client_gates(settings)
     desk = open_desk_or_none(settings)
     mode = str(getattr(assistant, "mode", "offline"))
     if desk is not None and settings.question_log:
@@ -111,6 +118,7 @@ def build_app(
                         storage_key="sizing-chat",
                         feedback=True,
                         after_turn=under_the_chat,
+                        client_gate=gates,
                     )
                 with gr.Column(scale=2, min_width=300, elem_id="sales-draft"):
                     sales_tab.build_draft_panel(settings, panel.session, calculator_memory, browser_lang)
@@ -135,7 +143,7 @@ def build_app(
             message: str, session: VisitorSession, request: gr.Request
         ) -> tuple[str, VisitorSession]:
             return handlers.answer_once(
-                assistant, limits, message, session, browser_lang(request), time.monotonic()
+                assistant, limits, message, session, browser_lang(request), time.monotonic(), gates(request)
             )
 
         api_chat_trigger.click(
@@ -166,8 +174,20 @@ def _compare_tab(settings: Settings) -> None:
 def build_http_app(assistant: ChatAssistant, settings: Settings) -> FastAPI:
     """The ASGI app: `/healthz`, `/articles/<lang>/<slug>`, `/widget.js`, the widget at `/widget`
     and the Gradio app at `/`, with the framing and CORS policy of `SIZING_WIDGET_ALLOWED_ORIGINS`."""
-    http_app = FastAPI(title="Sizing Assistant", docs_url=None, redoc_url=None, openapi_url=None)
     library = ArticleLibrary.from_settings(settings)
+    gates = client_gates(settings)
+    view = AnswerView(library)
+    chat_widget = widget.build_widget(assistant, settings, view, gates)
+    demo = build_app(assistant, settings, library, gates)
+    for blocks in (chat_widget, demo):
+        bound_sessions(blocks, settings)
+    http_app = FastAPI(
+        title="Sizing Assistant",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        lifespan=session_lifespan((chat_widget, demo), settings.session_idle_timeout_s),
+    )
     # Gradio leaves CORS to a parent app that configures it: only the allowed origins get answers.
     http_app.add_middleware(
         CORSMiddleware,
@@ -212,7 +232,6 @@ def build_http_app(assistant: ChatAssistant, settings: Settings) -> FastAPI:
     def widget_script() -> Response:
         return Response(widget.launcher_script(settings), media_type="text/javascript")
 
-    view = AnswerView(library)
     common: dict[str, Any] = {
         "server_name": settings.host,
         "server_port": settings.port,
@@ -228,7 +247,7 @@ def build_http_app(assistant: ChatAssistant, settings: Settings) -> FastAPI:
     # The widget first: the app at "/" would otherwise take its paths.
     gr.mount_gradio_app(
         http_app,
-        widget.build_widget(assistant, settings, view),
+        chat_widget,
         path=widget.WIDGET_PATH,
         footer_links=[],
         css=widget.widget_css(settings),
@@ -236,7 +255,7 @@ def build_http_app(assistant: ChatAssistant, settings: Settings) -> FastAPI:
     )
     return gr.mount_gradio_app(
         http_app,
-        build_app(assistant, settings, library),
+        demo,
         path="/",
         footer_links=["api"],
         css=APP_CSS,

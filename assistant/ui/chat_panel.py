@@ -22,6 +22,7 @@ from assistant.settings import Settings
 from assistant.ui import handlers, history
 from assistant.ui.catalogue import all_keys, phrase
 from assistant.ui.chat_view import AnswerView
+from assistant.ui.client_limits import GateFactory
 from assistant.ui.handlers import ChatAssistant, ChatLimits
 from assistant.ui.labels import browser_lang, label
 from assistant.ui.session import VisitorSession
@@ -83,6 +84,7 @@ def build_chat_panel(
     greeting: Callable[[Lang], str] | None = None,
     feedback: bool = False,
     after_turn: Callable[[gr.Chatbot, gr.State], dict[str, Any]] | None = None,
+    client_gate: GateFactory | None = None,
 ) -> ChatPanel:
     """The chat column, in the current layout context, with all its events wired; the
     conversation is `height` tall (a CSS length for the widget) and scrolls inside, and the
@@ -153,6 +155,7 @@ def build_chat_panel(
             browser_lang(request),
             time.monotonic(),
             view=view,
+            client=client_gate(request) if client_gate is not None else None,
         ):
             yield shown, updated, before
 

@@ -87,9 +87,7 @@ class RecordingAssistant:
         self._record(message, reply)
         return reply
 
-    def stream(
-        self, message: str, state: ConversationState | None = None
-    ) -> Iterator[StreamEvent]:
+    def stream(self, message: str, state: ConversationState | None = None) -> Iterator[StreamEvent]:
         for event in self.inner.stream(message, state):
             if isinstance(event, FinalEvent):
                 self._record(message, event.reply)

@@ -7,7 +7,6 @@ comes back as a message in the visitor's language, never as a traceback.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
@@ -33,10 +32,11 @@ from assistant.ui.chart import empty_chart_html, memory_chart_html
 from assistant.ui.chat_view import AnswerView, follow_up_suggestions
 from assistant.ui.session import VisitorSession
 from assistant.ui.texts import Lang, text
-from tools.errors import InvalidInputError, ModelConfigError, SizingError
+from tools.errors import InvalidInputError, SizingError
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
+    from assistant.ui.client_limits import ClientGate
     from tools import SizingRequest, SizingResult
     from tools.hub import HubLookup
 
@@ -115,11 +115,19 @@ def _remember(session: VisitorSession, reply: Reply) -> VisitorSession:
     return updated
 
 
-def _rate_limit_text(session: VisitorSession, limits: ChatLimits, lang: Lang, now: float) -> str | None:
-    wait = session.seconds_until_allowed(limits.rate_limit_per_minute, now)
+def _rate_limit_text(
+    session: VisitorSession, limits: ChatLimits, lang: Lang, now: float, client: ClientGate | None = None
+) -> str | None:
+    """The refusal when the session, or else the client's address, is over its limit (None: go on).
+
+    The address counts only messages its session would let through."""
+    limit = limits.rate_limit_per_minute
+    wait = session.seconds_until_allowed(limit, now)
+    if wait <= 0 and client is not None:
+        limit, wait = client.limit_per_minute, client.admit(now)
     if wait <= 0:
         return None
-    return text("rate_limited", lang, limit=limits.rate_limit_per_minute, seconds=max(1, math.ceil(wait)))
+    return text("rate_limited", lang, limit=limit, seconds=max(1, math.ceil(wait)))
 
 
 def stream_chat(
@@ -130,6 +138,7 @@ def stream_chat(
     session: VisitorSession,
     browser_lang: Lang,
     now: float,
+    client: ClientGate | None = None,
     view: AnswerView | None = None,
 ) -> Iterator[tuple[list[ChatMessage], VisitorSession]]:
     """One chat turn, streamed: yields the whole chat history and the session after each event.
@@ -148,7 +157,7 @@ def stream_chat(
         return
     lang = session.language or browser_lang
     before = [*history, {"role": "user", "content": message}]
-    refusal = _rate_limit_text(session, limits, lang, now)
+    refusal = _rate_limit_text(session, limits, lang, now, client)
     if refusal:
         yield [*before, _assistant_text(refusal)], session
         return
@@ -231,13 +240,14 @@ def answer_once(
     session: VisitorSession,
     browser_lang: Lang,
     now: float,
+    client: ClientGate | None = None,
 ) -> tuple[str, VisitorSession]:
     """The `chat` API: one message in, the final answer's Markdown out (session kept per client)."""
     message = (message or "").strip()
     lang = session.language or browser_lang
     if not message:
         return text("empty_message", lang), session
-    refusal = _rate_limit_text(session, limits, lang, now)
+    refusal = _rate_limit_text(session, limits, lang, now, client)
     if refusal:
         return refusal, session
     session = session.with_message_at(now)
@@ -290,17 +300,9 @@ def _whole_number(value: float | None, name: str) -> int:
 
 def read_config_file(path: str) -> dict[str, Any]:
     """An uploaded Hugging Face config.json as a dict, or ModelConfigError saying what is wrong."""
-    try:
-        raw = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelConfigError(f"cannot read {Path(path).name}: {exc}") from exc
-    try:
-        config = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ModelConfigError(f"{Path(path).name} is not valid JSON ({exc.msg}, line {exc.lineno})") from exc
-    if not isinstance(config, dict):
-        raise ModelConfigError(f"{Path(path).name} must hold a JSON object, not a {type(config).__name__}")
-    return config
+    from tools.config_file import read_config_file as read_capped_config
+
+    return read_capped_config(path, shown=Path(path).name)
 
 
 def build_request(inputs: CalculatorInputs, lang: Lang) -> SizingRequest:

@@ -254,6 +254,7 @@ TASK_PROBLEMS_ES: dict[str, str] = {
     "no_such_file": "el archivo no existe",
     "not_utf8": "no es texto UTF-8",
     "unreadable": "no se puede leer ({detail})",
+    "too_large": "ocupa más de {limit} (divídalo en archivos de tareas más pequeños)",
 }
 
 

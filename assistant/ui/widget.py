@@ -23,6 +23,7 @@ import gradio as gr
 from assistant.settings import Settings
 from assistant.ui.chat_panel import CHAT_CSS, build_chat_panel
 from assistant.ui.chat_view import AnswerView
+from assistant.ui.client_limits import GateFactory, client_gates
 from assistant.ui.handlers import ChatAssistant
 from assistant.ui.texts import Lang
 
@@ -87,7 +88,9 @@ def header_html(settings: Settings) -> str:
     return f'<div id="widget-header">{logo}<h1>{title}</h1></div>'
 
 
-def build_widget(assistant: ChatAssistant, settings: Settings, view: AnswerView) -> gr.Blocks:
+def build_widget(
+    assistant: ChatAssistant, settings: Settings, view: AnswerView, gates: GateFactory | None = None
+) -> gr.Blocks:
     """The widget's Blocks: a header (logo, title) and the chat; every event private."""
     from assistant.ui.catalogue import phrase
 
@@ -104,6 +107,7 @@ def build_widget(assistant: ChatAssistant, settings: Settings, view: AnswerView)
             storage_key="sizing-widget-chat",
             height=WIDGET_CHAT_HEIGHT,
             greeting=greeting,
+            client_gate=gates or client_gates(settings),
         )
     widget.queue(default_concurrency_limit=settings.concurrency_limit)
     return widget
