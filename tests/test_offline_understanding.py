@@ -88,7 +88,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("70B en una tarjeta de 48 GB", {"model": "70b", "card_class": "48gb"}),
     ("70B on 2x80GB", {"model": "70b", "card_class": "2x80gb"}),
     ("70B en dos de 80GB", {"model": "70b", "card_class": "2x80gb"}),
-    ("13B on a 24GB card", {"model": "13b", "gpu": "l4"}),
+    ("13B on a 24GB card", {"model": "13b", "gpu": "24gb"}),
     ("70B on an H200", {"model": "70b", "gpu": "h200"}),
     ("70B on an MI300X", {"model": "70b", "gpu": "mi300x"}),
     # engines and tasks

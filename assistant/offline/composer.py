@@ -77,6 +77,8 @@ def _headline(result: SizingResult, class_result: SizingResult, plan: SizingPlan
             **common,
         )
     best = recommended_option(class_result)
+    if best is None and class_result.alternatives:
+        best = class_result.alternatives[0]
     best_text = (
         texts.fill(
             "best_option",
@@ -87,6 +89,17 @@ def _headline(result: SizingResult, class_result: SizingResult, plan: SizingPlan
         if best
         else ""
     )
+    if option.max_concurrent_sequences > 0:  # it runs, but not for this many users at once
+        return texts.fill(
+            "headline_no_fit_users",
+            option=option.label,
+            users=users_label(result.users, texts),
+            max_users_short=users_short(option.max_concurrent_sequences, texts),
+            best=best_text,
+            **common,
+        ).strip()
+    if option.headroom_gb > -0.005:  # short by less than the printed precision
+        return texts.fill("headline_no_fit_tight", option=option.label, best=best_text, **common).strip()
     return texts.fill(
         "headline_no_fit",
         option=option.label,
@@ -188,35 +201,55 @@ def _cell(text: str) -> str:
 # --------------------------------------------------------------------------- whole answers
 
 
-def compose_sizing(calculations: Calculations, texts: Texts, *, task: str | None, injection: bool) -> str:
-    """The answer to a sizing question: verdict, arithmetic, caveat, alternative, assumptions."""
+def compose_sizing(
+    calculations: Calculations,
+    texts: Texts,
+    *,
+    task: str | None,
+    injection: bool,
+    lead: Sequence[str] = (),
+    notes: Sequence[str] = (),
+) -> str:
+    """The answer to a sizing question: the answer to what was asked (`lead`, else the verdict),
+    the notes on what was assumed, a compact table, ONE arithmetic block, caveat, alternative."""
     plan = calculations.plan
     shown = calculations.on_card or calculations.by_class
     parts: list[str] = []
     if injection:
         parts.append(texts["injection"])
+    parts.extend(lead)
     if len(shown) == 1:
         result = shown[0]
-        parts.append(_headline(result, calculations.by_class[0], plan, texts))
+        headline = _headline(result, calculations.by_class[0], plan, texts)
+        parts.append(" ".join([headline, *notes]) if not lead else " ".join(notes))
+        if lead:
+            parts.append(headline)
         parts.append("\n".join(_options_table(calculations.by_class[0], texts)))
-        lines = [line for line in result.arithmetic if line != result.model.reference_note]
-        parts.append("\n".join([texts["arithmetic_title"], *(f"- {line}" for line in lines)]))
+        parts.append(arithmetic_block(result, texts))
     else:
         intro_key = "side_by_side_intro" if plan.side_by_side else "named_intro"
         on_card = (
             texts.fill("on_card", card=shown[0].options[0].label) if plan.gpu and shown[0].options else ""
         )
-        parts.append(
-            texts.fill(
-                intro_key,
-                model=model_label(shown[0]),
-                context=count(plan.context, texts),
-                users=users_label(plan.users, texts),
-                on_card=on_card,
-            )
+        chosen = _recommended_precision(shown, plan)
+        intro = texts.fill(
+            intro_key,
+            model=model_label(shown[0]),
+            context=count(plan.context, texts),
+            users=users_label(plan.users, texts),
+            on_card=on_card,
         )
+        advice = ""
+        if chosen is not None:
+            option = focus_option(chosen, plan) or recommended_option(chosen)
+            if option is not None and option.fits:
+                advice = texts.fill(
+                    "recommended", precision=precision_label(chosen.precision, texts), option=option.label
+                )
+        parts.append(" ".join(part for part in (intro, advice, *notes) if part))
         parts.append("\n".join(_side_by_side_table(shown, plan, texts)))
-        parts.append(_compact_arithmetic(shown, texts))
+        block_for = chosen or shown[0]
+        parts.append(texts["other_precisions"] + "\n\n" + arithmetic_block(block_for, texts))
     parts.extend(_caveat_and_alternative(shown, texts, task))
     note = shown[0].model.reference_note
     if note:
@@ -225,6 +258,30 @@ def compose_sizing(calculations: Calculations, texts: Texts, *, task: str | None
     if assumed:
         parts.append(assumed)
     return "\n\n".join(part for part in parts if part)
+
+
+def arithmetic_block(result: SizingResult, texts: Texts) -> str:
+    """The calculator's arithmetic lines for one result, under one title."""
+    lines = [line for line in result.arithmetic if line != result.model.reference_note]
+    return "\n".join([texts["arithmetic_title"], *(f"- {line}" for line in lines)])
+
+
+def _recommended_precision(results: Sequence[SizingResult], plan: SizingPlan) -> SizingResult | None:
+    """The precision to recommend side by side: on a named card the highest precision that fits
+    it; otherwise the one that fits the smallest card class, at the highest precision there."""
+    if plan.gpu or plan.card_class:
+        for result in results:
+            option = focus_option(result, plan)
+            if option is not None and option.fits:
+                return result
+        return None
+    ranked = []
+    for result in results:
+        for index, option in enumerate(result.options):
+            if option.fits:
+                ranked.append((index, results.index(result), result))
+                break
+    return min(ranked, key=lambda item: (item[0], item[1]))[2] if ranked else None
 
 
 def users_label(users: int, texts: Texts) -> str:
@@ -270,7 +327,7 @@ def _caveat_and_alternative(results: Sequence[SizingResult], texts: Texts, task:
     compressed = most_compressed(results)
     task_advice = texts.mapping("task_advice").get(task or "")
     if compressed and compressed.caveat:
-        lines = [texts["caveat_title"], compressed.caveat]
+        lines = [texts.fill("caveat_title", quality=texts["quality_cost"]), compressed.caveat]
         if task_advice:
             lines.append(task_advice)
         parts.append(" ".join(lines))
@@ -300,6 +357,8 @@ def _assumed(plan: SizingPlan, texts: Texts) -> str:
         items.append(texts["assumed_users"])
     if "quantized" in plan.assumed:
         items.append(texts["assumed_quantized"])
+    if "native" in plan.assumed:
+        items.append(texts["assumed_native"])
     if not items:
         return ""
     return texts.fill("assumed", items=texts["assumed_items_join"].join(items))
@@ -318,7 +377,7 @@ def compose_worked_example(calculations: Calculations, texts: Texts) -> str:
     ]
     compressed = most_compressed(results)
     if compressed and compressed.caveat:
-        lines.append(" ".join([texts["caveat_title"], compressed.caveat]))
+        lines.append(" ".join([texts.fill("caveat_title", quality=texts["quality_cost"]), compressed.caveat]))
     return "\n\n".join(lines)
 
 
