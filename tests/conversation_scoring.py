@@ -28,6 +28,7 @@ from assistant.service import Assistant
 from assistant.settings import Settings
 from knowledge import Passage
 from tools import SizingRequest, SizingResult, calculate_vram, list_cards, list_models
+from tools.catalog import resolve
 from tools.errors import SizingError
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -122,7 +123,11 @@ def oracle_number(spec: dict[str, Any], lang: str) -> tuple[str, Any]:
         return "name", best.name
     if what == "max_context":
         request = {**base, "model": spec["model"], "gpu": spec["card"]}
-        low, high = 0, 10_000_000
+        # The model's own position limit caps the answer, as a serving engine would refuse more.
+        limit = resolve(spec["model"]).arch.max_position_embeddings or 10_000_000
+        if _fits({**request, "context": limit}):
+            return "number", limit
+        low, high = 0, limit
         if not _fits({**request, "context": 128}):
             return "number", 0
         low = 128

@@ -225,7 +225,7 @@ def compose_sizing(
         if lead:
             parts.append(headline)
         parts.append("\n".join(_options_table(calculations.by_class[0], texts)))
-        parts.append(arithmetic_block(result, texts))
+        parts.append(arithmetic_block(result, texts, focus_option(result, plan)))
     else:
         intro_key = "side_by_side_intro" if plan.side_by_side else "named_intro"
         on_card = (
@@ -246,10 +246,16 @@ def compose_sizing(
                 advice = texts.fill(
                     "recommended", precision=precision_label(chosen.precision, texts), option=option.label
                 )
+        if advice or notes:  # the intro introduces the table; with sentences after it, it ends first
+            intro = intro.rstrip(":") + "."
         parts.append(" ".join(part for part in (intro, advice, *notes) if part))
         parts.append("\n".join(_side_by_side_table(shown, plan, texts)))
         block_for = chosen or shown[0]
-        parts.append(texts["other_precisions"] + "\n\n" + arithmetic_block(block_for, texts))
+        parts.append(
+            texts["other_precisions"]
+            + "\n\n"
+            + arithmetic_block(block_for, texts, focus_option(block_for, plan))
+        )
     parts.extend(_caveat_and_alternative(shown, texts, task))
     note = shown[0].model.reference_note
     if note:
@@ -260,9 +266,16 @@ def compose_sizing(
     return "\n\n".join(part for part in parts if part)
 
 
-def arithmetic_block(result: SizingResult, texts: Texts) -> str:
-    """The calculator's arithmetic lines for one result, under one title."""
-    lines = [line for line in result.arithmetic if line != result.model.reference_note]
+def arithmetic_block(result: SizingResult, texts: Texts, focus: CardOption | None = None) -> str:
+    """The calculator's arithmetic lines for one result, under one title: the per-card line only
+    for the option the answer is about (the table has the others)."""
+    focus = focus or recommended_option(result) or (result.options[-1] if result.options else None)
+    others = {option.label for option in result.options if focus is None or option.label != focus.label}
+    lines = [
+        line
+        for line in result.arithmetic
+        if line != result.model.reference_note and not any(line.startswith(f"{label}:") for label in others)
+    ]
     return "\n".join([texts["arithmetic_title"], *(f"- {line}" for line in lines)])
 
 

@@ -109,6 +109,8 @@ class OfflineResponder:
             or (question == "largest_model" and bool(merged.gpu))
         )
         faq = None if concrete else _main_faq(reading)
+        if faq is not None and faq.only_without_model and reading.model:
+            faq = None
         wants_sizing = is_sizing_question(reading, merged) or (concrete and question == "largest_model")
         parts: list[str] = []
         calculations: list[SizingResult] = []

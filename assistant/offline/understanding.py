@@ -338,7 +338,7 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     """Everything the message says about sizing, with no side effects."""
     lex = lexicon()
     language, confident = detect_language(message, default_language)
-    text = fold(message)
+    text = folded = fold(message)
 
     faq = tuple(entry_id for entry_id, triggers in lex.faq_triggers if any(t.search(text) for t in triggers))
     found: dict[str, Any] = {
@@ -380,7 +380,8 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     text, found["head_count"] = _find_head_count(text, lex)
     text, found["users"] = _find_users(text, lex)
     text, found["context"] = _find_context(text, lex)
-    found["tasks"] = next((task for pattern, task in lex.tasks if pattern.search(text)), None)
+    # The workload is read from the whole message: "QLoRA" names a precision and a task at once.
+    found["tasks"] = next((task for pattern, task in lex.tasks if pattern.search(folded)), None)
     if found["tasks"] == "finetuning" and found["question"] is None:
         found["question"] = "finetuning"
     return Understanding(language=language, language_confident=confident, faq=faq, **found)
