@@ -347,19 +347,38 @@ def answer_comparison(sides: list[SizingPlan], texts: Texts) -> Asked:
                 )
             )
     else:
+        mixed = len({option.label for _, option in evaluated}) > 1  # each model on its own card
 
         def side_name(pair: tuple[SizingResult, CardOption]) -> str:
             return texts.fill(
-                "compare_side", model=pair[0].model.name, precision=precision_label(pair[0].precision, texts)
+                "compare_side_on" if mixed else "compare_side",
+                model=pair[0].model.name,
+                precision=precision_label(pair[0].precision, texts),
+                card=pair[1].label,
             )
 
         card = first[1].label
-        if len(fitting) == 1:
+        prefix = "compare_pairs" if mixed else "compare_models"
+        if mixed and len(fitting) > 1:
+            winner = min(fitting, key=lambda pair: pair[1].usable_gb)
+            loser = next(pair for pair in fitting if pair is not winner)
+            lead.append(
+                texts.fill(
+                    "compare_pairs_both",
+                    winner=side_name(winner),
+                    loser=side_name(loser),
+                    headroom_gb=gb(winner[1].headroom_gb, texts),
+                    max_users=users_short(winner[1].max_concurrent_sequences, texts),
+                    other_headroom_gb=gb(loser[1].headroom_gb, texts),
+                    other_max_users=users_short(loser[1].max_concurrent_sequences, texts),
+                )
+            )
+        elif len(fitting) == 1:
             winner = fitting[0]
             loser = next(pair for pair in evaluated if pair is not winner)
             lead.append(
                 texts.fill(
-                    "compare_models_one",
+                    f"{prefix}_one",
                     winner=side_name(winner),
                     loser=side_name(loser),
                     card=card,
@@ -385,7 +404,7 @@ def answer_comparison(sides: list[SizingPlan], texts: Texts) -> Asked:
             winner = max(evaluated, key=lambda pair: pair[1].headroom_gb)
             lead.append(
                 texts.fill(
-                    "compare_models_neither",
+                    f"{prefix}_neither",
                     card=card,
                     first=side_name(first),
                     first_short=gb(-first[1].headroom_gb, texts),

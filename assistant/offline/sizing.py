@@ -202,11 +202,30 @@ def comparison_sides(
     base = plan_sizing(state, language, understanding)
     if base is None:
         return []
+    models = (family_sibling(state.model, understanding.model or ""), *understanding.other_models)
+    class_ids = catalog().class_ids
+    if len(understanding.cards) > 1 and len(models) == len(understanding.cards):
+        # "Qwen 72B AWQ on an H100 or Llama 70B FP8 on an H200": each model on its own card.
+        shared = understanding.precisions[0] if len(understanding.precisions) == 1 else None
+        per_model = understanding.model_precisions or (None,) * len(models)
+        paired = []
+        for model, written, card in zip(models, per_model, understanding.cards, strict=False):
+            chosen = written or shared or native_formats().get(model) or "bf16"
+            paired.append(
+                replace(
+                    base,
+                    model=model,
+                    precisions=(chosen,),
+                    side_by_side=False,
+                    gpu=None if card in class_ids else card,
+                    card_class=card if card in class_ids else None,
+                )
+            )
+        return paired
     if len(understanding.cards) > 1:
         precision = _one_precision(base, state)
         sides = []
         for card in understanding.cards:
-            class_ids = catalog().class_ids
             sides.append(
                 replace(
                     base,
@@ -218,7 +237,6 @@ def comparison_sides(
             )
         return sides
     if understanding.other_models:
-        models = (family_sibling(state.model, understanding.model or ""), *understanding.other_models)
         shared = understanding.precisions[0] if len(understanding.precisions) == 1 else None
         per_model = understanding.model_precisions or (None,) * len(models)
         sides = []

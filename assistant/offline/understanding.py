@@ -552,7 +552,9 @@ def _find_cards(text: str, tensor_parallel: int | None) -> tuple[str, list[tuple
             continue
         # A bare number names a card only when it is not a quantity ("4090", not "6000 tokens").
         quantity = r"(?!\s*(?:tokens?|k\b|users?|usuari|gb))" if key.isdigit() else ""
-        for match in list(re.finditer(rf"(?<![a-z0-9]){re.escape(key)}s?(?![a-z0-9]){quantity}", text)):
+        # "2x4090": the count's "x" may touch the name.
+        pattern = rf"(?:(?<![a-z0-9])|(?<=\dx)){re.escape(key)}s?(?![a-z0-9]){quantity}"
+        for match in list(re.finditer(pattern, text)):
             card = _pick_card(cards, text)
             count_match = lex.card_count.search(text[max(0, match.start() - 12) : match.start()])
             count = _count(count_match.group(1) if count_match else None)
@@ -606,7 +608,7 @@ def _find_kv_dtype(text: str, lex: Lexicon) -> tuple[str, str | None]:
     match = lex.kv_cache.search(text)
     if not match:
         return text, None
-    written = re.sub(r"[\s_-]", "", match.group(1) or match.group(2))
+    written = re.sub(r"[\s_-]", "", next(group for group in match.groups() if group))
     return _blank(text, match.start(), match.end()), lex.kv_ids.get(written)
 
 
