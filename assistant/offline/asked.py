@@ -22,7 +22,7 @@ from assistant.offline.texts import Texts
 from assistant.offline.understanding import Understanding, load_yaml
 from tools import CardOption, SizingRequest, SizingResult, card_classes, default_engine, list_cards
 from tools.cards import is_generic, resolve_card
-from tools.reverse import fewest_gpus, largest_model, longest_context, smallest_card
+from tools.reverse import GPU_COUNTS, fewest_gpus, largest_model, longest_context, smallest_card
 
 GB = 1e9
 
@@ -145,7 +145,31 @@ def notes(plan: SizingPlan | None, reading: Understanding, texts: Texts) -> list
             )
     if reading.budget:
         out.append(texts.fill("budget_note", budget=reading.budget))
+    elif reading.question == "price":
+        out.append(texts["price_note"])
     return out
+
+
+def escalation(plan: SizingPlan, result: SizingResult, texts: Texts) -> list[str]:
+    """When the named card does not hold the request: the smallest count of that card that does."""
+    option = result.options[0] if result.options else None
+    if not plan.gpu or option is None or option.fits:
+        return []
+    card = plan.gpu.partition(":")[0]
+    found = fewest_gpus(request_for(plan, result.precision), card)
+    label = card_label(card, texts.language)
+    if found.result is None or found.count is None:
+        return [texts.fill("escalate_none", count=GPU_COUNTS[-1], card=label)]
+    best = found.result.options[0]
+    return [
+        texts.fill(
+            "escalate",
+            count=found.count,
+            card=label,
+            max_users=users_label(best.max_concurrent_sequences, texts),
+            context=count(result.context, texts),
+        )
+    ]
 
 
 def _model_name(plan: SizingPlan) -> str:
@@ -174,6 +198,8 @@ def sizing_lead(
     if question not in ("throughput", "pages") or option is None:
         return []
     rate = decode_rate(option)
+    if not rate and not option.fits:
+        return [texts.fill("lead_throughput_no_fit", option=option.label)]
     if not rate:
         return [texts.fill("lead_throughput_unknown", option=option.label)]
     common = _common(result, option, texts)
@@ -234,7 +260,7 @@ def answer_gpus(plan: SizingPlan, texts: Texts) -> Asked:
     card = named.partition(":")[0] if named else None
     found = fewest_gpus(request_for(plan), card)
     if found.result is None or found.count is None:
-        largest = max(count_ for count_ in (1, 2, 4, 8, 16, 32, 64))
+        largest = GPU_COUNTS[-1]
         label = card_label(found.card, texts.language)
         result = calculate(request_for(plan))
         lead = texts.fill(

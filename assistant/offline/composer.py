@@ -221,9 +221,7 @@ def compose_sizing(
     if len(shown) == 1:
         result = shown[0]
         headline = _headline(result, calculations.by_class[0], plan, texts)
-        parts.append(" ".join([headline, *notes]) if not lead else " ".join(notes))
-        if lead:
-            parts.append(headline)
+        parts.append(" ".join([headline, *notes]))
         parts.append("\n".join(_options_table(calculations.by_class[0], texts)))
         parts.append(arithmetic_block(result, texts, focus_option(result, plan)))
     else:
@@ -246,6 +244,8 @@ def compose_sizing(
                 advice = texts.fill(
                     "recommended", precision=precision_label(chosen.precision, texts), option=option.label
                 )
+        elif plan.gpu and shown[0].options:
+            advice = texts.fill("none_fits_card", card=shown[0].options[0].label)
         if advice or notes:  # the intro introduces the table; with sentences after it, it ends first
             intro = intro.rstrip(":") + "."
         parts.append(" ".join(part for part in (intro, advice, *notes) if part))

@@ -162,7 +162,10 @@ class OfflineResponder:
                             task=merged.tasks,
                             injection=reading.injection,
                             lead=asked.sizing_lead(question, shown[0], focus, words) if shown else [],
-                            notes=asked.notes(plan, reading, words),
+                            notes=[
+                                *asked.notes(plan, reading, words),
+                                *(asked.escalation(plan, shown[0], words) if len(shown) == 1 else []),
+                            ],
                         )
                     )
                     calculations.extend(outcome.shown)
@@ -179,6 +182,8 @@ class OfflineResponder:
                 missing = merged.missing_slots()
         elif not parts and not merged.model and (reading.names_a_slot or reading.sizing_words):
             intent = "need_model"
+            if question == "price":
+                parts.append(words["price_note"])
             parts.append(words["need_model"])
             parts.append(composer.compose_card_classes(words))
             search_query = words["search_sizing"]
