@@ -22,6 +22,8 @@ from assistant.offline.texts import Texts
 from assistant.offline.understanding import Understanding, load_yaml
 from tools import CardOption, SizingRequest, SizingResult, card_classes, default_engine, list_cards
 from tools.cards import is_generic, resolve_card
+from tools.catalog import resolve
+from tools.errors import SizingError
 from tools.reverse import GPU_COUNTS, fewest_gpus, largest_model, longest_context, smallest_card
 
 GB = 1e9
@@ -120,6 +122,8 @@ def notes(plan: SizingPlan | None, reading: Understanding, texts: Texts) -> list
         name = spec.partition(":")[0]
         if name and is_generic(name):
             gigabytes = int(name[:-2])
+            if reading.unknown_hardware:
+                out.append(texts.fill("hardware_unknown_sized", name=reading.unknown_hardware))
             if reading.hardware_kind == "apple":
                 out.append(texts.fill("hardware_apple", gb=gigabytes))
             elif reading.hardware_kind == "cpu":
@@ -135,6 +139,9 @@ def notes(plan: SizingPlan | None, reading: Understanding, texts: Texts) -> list
                     share=f"{head_count_share() * 100:g}",
                 )
             )
+        limit = _context_limit(plan)
+        if limit and plan.context > limit:
+            out.append(texts.fill("context_over_limit", model=_model_name(plan), limit=count(limit, texts)))
         if "native" in plan.assumed:
             out.append(
                 texts.fill(
@@ -172,6 +179,13 @@ def escalation(plan: SizingPlan, result: SizingResult, texts: Texts) -> list[str
     ]
 
 
+def _context_limit(plan: SizingPlan) -> int | None:
+    try:
+        return resolve(plan.model, plan.language).arch.max_position_embeddings
+    except SizingError:
+        return None
+
+
 def _model_name(plan: SizingPlan) -> str:
     return calculate(request_for(plan)).model.name
 
@@ -193,6 +207,8 @@ def sizing_lead(
                 kv=result.kv_dtype,
                 per_seq_gb=gb(per_seq, texts),
                 context=count(result.context, texts),
+                kv_total_gb=gb(result.kv_cache_gb, texts),
+                users=users_label(result.users, texts),
             )
         ]
     if question not in ("throughput", "pages") or option is None:
@@ -460,4 +476,38 @@ def answer_finetuning(plan: SizingPlan | None, texts: Texts) -> Asked:
         qlora_gb=gb(qlora.weights_gb, texts),
         full_gb=gb(math.ceil(full_gb * 10) / 10, texts),
     )
-    return Asked(lead=[lead, texts["finetune_serving"]], results=[lora, qlora])
+    sentences = [lead]
+    gpu = plan.gpu or (class_card(plan.card_class) if plan.card_class else None)
+    if gpu:
+        facts = card_facts_of(gpu)
+        usable = facts.usable_gb * facts.count
+
+        def left(weights_gb: float) -> str:
+            room = usable - weights_gb
+            if room >= 0:
+                return texts.fill("finetune_left", gb=gb(room, texts))
+            return texts.fill("finetune_short", gb=gb(-room, texts))
+
+        sentences.append(
+            texts.fill(
+                "finetune_on_card",
+                card=card_label(gpu, texts.language),
+                usable_gb=gb(usable, texts),
+                lora_left=left(lora.weights_gb),
+                qlora_left=left(qlora.weights_gb),
+                full_cards=math.ceil(full_gb / usable),
+            )
+        )
+    sentences.append(texts["finetune_serving"])
+    return Asked(lead=sentences, results=[lora, qlora])
+
+
+@dataclass(frozen=True)
+class CardCount:
+    usable_gb: float  # per card
+    count: int
+
+
+def card_facts_of(spec: str) -> CardCount:
+    name, _, times = spec.partition(":")
+    return CardCount(resolve_card(name).usable_gb, int(times) if times else 1)

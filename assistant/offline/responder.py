@@ -109,8 +109,12 @@ class OfflineResponder:
             or (question == "largest_model" and bool(merged.gpu))
         )
         faq = None if concrete else _main_faq(reading)
-        if faq is not None and faq.only_without_model and reading.model:
-            faq = None
+        if (
+            faq is not None
+            and faq.only_without_model
+            and (reading.model or (merged.model and reading.names_a_slot))
+        ):
+            faq = None  # a concept answer gives way to the sizing of the model the conversation is about
         wants_sizing = is_sizing_question(reading, merged) or (concrete and question == "largest_model")
         parts: list[str] = []
         calculations: list[SizingResult] = []

@@ -365,7 +365,7 @@ def understand(message: str, default_language: Language = "en") -> Understanding
         found["gpu"], found["card_class"] = cards[0]
         found["cards"] = tuple(gpu or card_class or "" for gpu, card_class in cards)
     found["hardware_kind"] = "apple" if lex.apple.search(text) else "cpu" if lex.cpu.search(text) else None
-    unknown = lex.unknown_hardware.search(text)
+    unknown = lex.unknown_hardware.search(text)  # catalog cards are blanked by now
     if unknown:
         found["unknown_hardware"] = message_span(message, unknown.group(0))
     text, found["kv_dtype"] = _find_kv_dtype(text, lex)
