@@ -5,7 +5,8 @@ Run:  PYTHONPATH=. .venv/bin/python benchmarks/conversation.py [--sealed] [--fai
 Scores the held-out conversation set (tests/golden/conversation_heldout*.jsonl; with --sealed the
 sealed split instead) with tests/conversation_scoring.py: per kind and per language, the share of
 questions whose every check passes and the share of checks passed, then the median length of a
-sizing answer's lead (what comes before its table and arithmetic block). --failures lists the
+sizing answer's lead (what comes before its table and arithmetic block) and of a plain sizing
+answer up to its arithmetic block (lead and table). --failures lists the
 failed checks of each question.
 """
 
@@ -55,6 +56,16 @@ def main() -> int:
         print(
             f"median lead of a sizing answer: {statistics.median(leads):.0f} characters ({len(leads)} answers)"
         )
+    before = [
+        score.before_arithmetic_chars
+        for score in singles
+        if score.sizing and score.kind == "plain" and score.before_arithmetic_chars is not None
+    ]
+    if before:
+        print(f"median plain sizing answer before its arithmetic: {statistics.median(before):.0f} characters")
+    whole = [score.answer_chars for score in singles if score.sizing and score.answer_chars is not None]
+    if whole:
+        print(f"median whole sizing answer: {statistics.median(whole):.0f} characters")
     if args.failures:
         print()
         for score in scores:

@@ -38,7 +38,7 @@ GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64)
 
 FITS = {"en": r"\bfits?\b|\bholds? it\b|\bfit on\b", "es": r"(?<!no )\bcaben?\b|(?<!no )\bentra\b"}
 NO_FIT = {
-    "en": r"does not fit|doesn't fit|do not fit|won't fit|not fit|nothing fits|neither",
+    "en": r"does not fit|doesn't fit|do not fit|won't fit|not fit|nothing fits|neither|none of",
     "es": r"no cabe|no caben|no entra|ninguna",
 }
 UNKNOWN = (
@@ -165,6 +165,11 @@ def lead_of(answer: str) -> str:
     return answer[: cut.start()] if cut else answer
 
 
+def before_arithmetic(answer: str) -> str:
+    cut = re.search(r"^\*\*(?:The arithmetic|La aritm)", answer, flags=re.MULTILINE)
+    return answer[: cut.start()] if cut else answer
+
+
 def numbers_in(text: str) -> list[float]:
     found = []
     for raw in re.findall(r"\d[\d.,]*", text):
@@ -204,6 +209,8 @@ class Score:
     checks: dict[str, bool] = field(default_factory=dict)
     lead_chars: int | None = None
     sizing: bool = False
+    before_arithmetic_chars: int | None = None  # the whole answer up to its arithmetic block
+    answer_chars: int | None = None
 
     @property
     def passed(self) -> bool:
@@ -296,7 +303,16 @@ def score_singles(cases: Iterable[dict[str, Any]]) -> list[Score]:
         reply = _assistant(store).answer(case["q"])
         checks, lead = score_turn(case, reply.answer, reply.language, reply.calculations, store.queries)
         scores.append(
-            Score(case["id"], case["kind"], case["lang"], checks, len(lead), bool(reply.calculations))
+            Score(
+                case["id"],
+                case["kind"],
+                case["lang"],
+                checks,
+                len(lead),
+                bool(reply.calculations),
+                len(before_arithmetic(reply.answer)),
+                len(reply.answer),
+            )
         )
     return scores
 

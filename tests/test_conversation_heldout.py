@@ -12,8 +12,8 @@ CONVERSATIONS = load("conversation_heldout_turns.jsonl") + load("conversation_se
 TURNS = [turn for conversation in CONVERSATIONS for turn in conversation["turns"]]
 
 # Floors below the measured scores (docs/conversation.md), so a regression fails and noise does not.
-HELDOUT_FLOOR = 0.90
-SEALED_FLOOR = 0.80
+HELDOUT_FLOOR = 0.95
+SEALED_FLOOR = 0.90
 
 
 def test_the_sets_cover_every_kind_in_both_languages() -> None:

@@ -89,7 +89,7 @@ def _headline(result: SizingResult, class_result: SizingResult, plan: SizingPlan
         if best
         else ""
     )
-    if option.max_concurrent_sequences > 0:  # it runs, but not for this many users at once
+    if 0 < option.max_concurrent_sequences < result.users:  # it runs, not for this many at once
         return texts.fill(
             "headline_no_fit_users",
             option=option.label,
@@ -119,10 +119,18 @@ def _options_table(result: SizingResult, texts: Texts) -> list[str]:
                 usable_gb=gb(option.usable_gb, texts),
                 fits=texts["fits_yes"] if option.fits else texts["fits_no"],
                 headroom_gb=gb(option.headroom_gb, texts),
-                max_users=count(option.max_concurrent_sequences, texts),
+                max_users=count(shown_max_users(option, result.users), texts),
             )
         )
     return rows
+
+
+def shown_max_users(option: CardOption, users: int) -> int:
+    """Max users beside a verdict: when the KV cache holds every user but the card still does not
+    fit (the engine's own reservations), no number of users fits, so 0 — never "5" beside "does not fit"."""
+    if not option.fits and option.max_concurrent_sequences >= users:
+        return 0
+    return option.max_concurrent_sequences
 
 
 def _side_by_side_table(results: Sequence[SizingResult], plan: SizingPlan, texts: Texts) -> list[str]:
@@ -138,7 +146,7 @@ def _side_by_side_table(results: Sequence[SizingResult], plan: SizingPlan, texts
                 option=option.label if option else "—",
                 fits=texts["fits_yes"] if option and option.fits else texts["fits_no"],
                 headroom_gb=gb(option.headroom_gb, texts) if option else "—",
-                max_users=count(option.max_concurrent_sequences, texts) if option else "0",
+                max_users=count(shown_max_users(option, result.users), texts) if option else "0",
                 note=_cell(_row_note(result, option, texts)),
             )
         )
@@ -400,7 +408,7 @@ def compose_card_classes(texts: Texts) -> str:
         rows.append(
             texts.fill(
                 "card_class_row",
-                label=card_class.label,
+                label=card_class.labels.get(texts.language, card_class.label),
                 serves=_cell(card_class.serves.get(texts.language, "")),
                 catch=_cell(card_class.catch.get(texts.language, "")),
             )

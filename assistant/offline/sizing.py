@@ -26,6 +26,9 @@ DEFAULT_USERS = 1
 SIDE_BY_SIDE = ("bf16", "int8", "int4")
 SIDE_BY_SIDE_GGUF = ("bf16", "q8_0", "q4_k_m")
 GGUF_ENGINES = ("llamacpp", "ollama")
+# llama.cpp and Ollama load GGUF files: a bit width named with them means the common GGUF file
+# of that width (the same pairs the side-by-side table uses).
+GGUF_EQUIVALENT = {"int8": "q8_0", "fp8": "q8_0", "int4": "q4_k_m", "awq": "q4_k_m", "gptq": "q4_k_m"}
 _BARE_SIZE = re.compile(r"\d+(?:\.\d+)?b")
 
 
@@ -165,6 +168,8 @@ def plan_sizing(
         assumed.append("native")
     else:
         precisions, side_by_side = (SIDE_BY_SIDE_GGUF if gguf else SIDE_BY_SIDE), True
+    if gguf:
+        precisions = tuple(GGUF_EQUIVALENT.get(precision, precision) for precision in precisions)
     if state.context is None:
         assumed.append("context")
     users = state.users

@@ -497,8 +497,25 @@ def _find_models(text: str) -> tuple[str, list[FoundModel]]:
                 found.append(
                     FoundModel(position, model.model_id, model.label, _ruled_out(original, position))
                 )
+    # "un 3b, llama 3.2 3b": a bare size repeating a catalog model named alongside is that model.
+    named = [model for model in found if not _BARE.fullmatch(model.model_id)]
+    found = [
+        model
+        for model in found
+        if not _BARE.fullmatch(model.model_id)
+        or not any(_same_size(model.model_id, other.model_id) for other in named)
+    ]
     found.sort(key=lambda model: model.position)
     return text, found
+
+
+_BARE = re.compile(r"\d+(?:\.\d+)?b")
+
+
+def _same_size(bare: str, model_id: str) -> bool:
+    size = float(bare[:-1])
+    model = next((entry for entry in catalog().models if entry.model_id == model_id), None)
+    return model is not None and abs(model.params_b - size) <= 0.1 * size
 
 
 def _name_position(text: str, key: str) -> int:
