@@ -351,7 +351,8 @@ def understand(message: str, default_language: Language = "en") -> Understanding
         "comparison": bool(lex.comparison.search(text)),
     }
     found["question"] = next((kind for pattern, kind in lex.questions if pattern.search(text)), None)
-    text, found["budget"] = _find_budget(text, lex)
+    text, budget = _find_budget(text, lex)
+    found["budget"] = message_span(message, budget) if budget else None
     text, found["utilization"] = _find_utilization(text, lex)
     text, tensor_parallel = _find_tensor_parallel(text, lex)
 
