@@ -309,7 +309,7 @@ def answer_cheapest(plan: SizingPlan, texts: Texts) -> Asked:
 # --------------------------------------------------------------------------- comparisons
 
 
-def answer_comparison(sides: list[SizingPlan], texts: Texts) -> Asked:
+def answer_comparison(sides: list[SizingPlan], texts: Texts, question: str | None = None) -> Asked:
     """Each side sized on its card; the lead names which wins and why."""
     evaluated: list[tuple[SizingResult, CardOption]] = []
     for side in sides:
@@ -345,7 +345,21 @@ def answer_comparison(sides: list[SizingPlan], texts: Texts) -> Asked:
         )
     fitting = [pair for pair in evaluated if pair[1].fits]
     lead: list[str] = []
-    if cards_compared:
+    rates = [(decode_rate(option) or 0.0, (result, option)) for result, option in evaluated if option.fits]
+    if cards_compared and question in ("throughput", "pages") and len(rates) > 1 and all(r for r, _ in rates):
+        fastest = max(rates, key=lambda item: item[0])
+        slowest = min(rates, key=lambda item: item[0])
+        winner = fastest[1]
+        lead.append(
+            texts.fill(
+                "compare_faster",
+                winner=fastest[1][1].label,
+                loser=slowest[1][1].label,
+                rate=count(round(fastest[0]), texts),
+                other_rate=count(round(slowest[0]), texts),
+            )
+        )
+    elif cards_compared:
         what = texts.fill(
             "compare_what", model=first[0].model.name, precision=precision_label(first[0].precision, texts)
         )

@@ -257,7 +257,7 @@ class OfflineResponder:
                 return asked.answer_finetuning(plan, words), "search_finetuning"
             sides = comparison_sides(state, words.language, reading)
             if len(sides) > 1:
-                return asked.answer_comparison(sides, words), "search_compare"
+                return asked.answer_comparison(sides, words, question), "search_compare"
         except SizingError as error:
             record(Step(kind="calculate", title=words.step("calculate"), detail=str(error), status="error"))
             return asked.Asked(lead=[words.fill("calc_error", error=str(error))]), "search_sizing"

@@ -460,13 +460,17 @@ def _find_models(text: str) -> tuple[str, list[FoundModel]]:
     # Aliases are matched on the name-key form of the message; the raw span is then blanked (and
     # its position taken) by a pattern that tolerates the separators the visitor wrote.
     keyed = name_key(text)
+    # Spans an alias has claimed: "mistral small" is not also "mistral". `keyed` keeps sizeless
+    # family names, which the sizes after them need ("llama 3.1 ... 70b").
+    claimed = keyed
     found: list[FoundModel] = []
     sizeless: list[tuple[int, ModelName]] = []
     for key, model in cat.model_keys:
-        if key not in keyed:
+        if key not in claimed:
             continue
-        match = re.search(rf"(?<![a-z0-9.]){re.escape(key)}(?![a-z0-9])", keyed)
+        match = re.search(rf"(?<![a-z0-9.]){re.escape(key)}(?![a-z0-9])", claimed)
         if match:
+            claimed = _blank(claimed, match.start(), match.end())
             if not re.search(r"\d[bm]\b", key):  # "llama3.1", "mixtral": a family, unless no size follows
                 sizeless.append((_name_position(text, key), model))
                 continue
