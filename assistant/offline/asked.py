@@ -21,6 +21,7 @@ from assistant.offline.sizing import SizingPlan, calculate, head_count_share
 from assistant.offline.texts import Texts
 from assistant.offline.understanding import Understanding, load_yaml
 from tools import CardOption, SizingRequest, SizingResult, card_classes, default_engine, list_cards
+from tools.calculator import ENGINE_LABELS
 from tools.cards import is_generic, resolve_card
 from tools.catalog import resolve
 from tools.errors import SizingError
@@ -142,6 +143,15 @@ def notes(plan: SizingPlan | None, reading: Understanding, texts: Texts) -> list
         limit = _context_limit(plan)
         if limit and plan.context > limit:
             out.append(texts.fill("context_over_limit", model=_model_name(plan), limit=count(limit, texts)))
+        if "engine_default" in plan.assumed:
+            out.append(
+                texts.fill(
+                    "engine_default_note",
+                    model=_model_name(plan),
+                    precision=precision_label(plan.precisions[0], texts),
+                    engine=ENGINE_LABELS.get(plan.engine or "", plan.engine or ""),
+                )
+            )
         if "native" in plan.assumed:
             out.append(
                 texts.fill(

@@ -380,6 +380,8 @@ def _assumed(plan: SizingPlan, texts: Texts) -> str:
         items.append(texts["assumed_quantized"])
     if "native" in plan.assumed:
         items.append(texts["assumed_native"])
+    if "engine_default" in plan.assumed:
+        items.append(texts["assumed_engine_default"])
     if not items:
         return ""
     return texts.fill("assumed", items=texts["assumed_items_join"].join(items))

@@ -39,6 +39,12 @@ def native_formats() -> dict[str, str]:
 
 
 @lru_cache(maxsize=1)
+def engine_defaults() -> dict[str, str]:
+    """Engine id -> the format it pulls when no precision is named (data/native_formats.yaml)."""
+    return dict(load_yaml("native_formats.yaml").get("engine_defaults", {}))
+
+
+@lru_cache(maxsize=1)
 def head_count_share() -> float:
     """The share of a head count that is online at once (data/concurrency.yaml)."""
     return float(load_yaml("concurrency.yaml")["share"])
@@ -159,6 +165,7 @@ def plan_sizing(
     gguf = state.engine in GGUF_ENGINES
     assumed = []
     native = native_formats().get(state.model)
+    pulled = engine_defaults().get(state.engine or "")
     if named:
         precisions, side_by_side = named, False
     elif state.precision:
@@ -166,6 +173,9 @@ def plan_sizing(
     elif native:
         precisions, side_by_side = (native,), False
         assumed.append("native")
+    elif pulled:
+        precisions, side_by_side = (pulled,), False
+        assumed.append("engine_default")
     else:
         precisions, side_by_side = (SIDE_BY_SIDE_GGUF if gguf else SIDE_BY_SIDE), True
     if gguf:
