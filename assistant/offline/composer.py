@@ -190,7 +190,9 @@ def _row_note(result: SizingResult, option: CardOption | None, texts: Texts) -> 
                 )
                 for alt in result.alternatives
             ]
-            notes.append(texts.fill("note_beyond_table", options=texts["note_or"].join(shown)))
+            # On a named card the table compares precisions, not card classes.
+            key = "note_card_elsewhere" if option is not None and option.card else "note_beyond_table"
+            notes.append(texts.fill(key, options=texts["note_or"].join(shown)))
         else:
             notes.append(texts["note_nothing_fits"])
     if result.below_16_bit:
