@@ -270,7 +270,7 @@ def compose_sizing(
     note = shown[0].model.reference_note
     if note:
         parts.append(texts.fill("reference_note", note=note))
-    assumed = _assumed(plan, texts)
+    assumed = assumed_line(plan, texts)
     if assumed:
         parts.append(assumed)
     return "\n\n".join(part for part in parts if part)
@@ -372,7 +372,8 @@ def _unique(items: Iterable[str | None]) -> list[str]:
     return seen
 
 
-def _assumed(plan: SizingPlan, texts: Texts) -> str:
+def assumed_line(plan: SizingPlan, texts: Texts) -> str:
+    """The defaults the answer used because the visitor did not say them, in one line."""
     items = []
     if "context" in plan.assumed:
         items.append(texts.fill("assumed_context", context=count(plan.context, texts)))

@@ -278,6 +278,8 @@ class OfflineResponder:
         if compressed is not None and compressed.caveat:
             caveat = words.fill("caveat_title", quality=words["quality_cost"])
             parts.append(f"{caveat} {compressed.caveat}")
+        if answer.results:
+            parts.append(composer.assumed_line(plan, words))
         return "\n\n".join(part for part in parts if part)
 
     def _calculate(
