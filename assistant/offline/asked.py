@@ -168,8 +168,25 @@ def notes(plan: SizingPlan | None, reading: Understanding, texts: Texts) -> list
 
 
 def escalation(plan: SizingPlan, result: SizingResult, texts: Texts) -> list[str]:
-    """When the named card does not hold the request: the smallest count of that card that does."""
+    """When the named card does not hold the request: the smallest count of that card that does;
+    when no card class does and nothing beyond them was found: the fewest GPUs of any card."""
     option = result.options[0] if result.options else None
+    if not plan.gpu and not plan.card_class and result.options and not result.recommended:
+        if result.alternatives:
+            return []
+        found_any = fewest_gpus(request_for(plan, result.precision))
+        if found_any.result is None or found_any.count is None:
+            return []
+        best_any = found_any.result.options[0]
+        return [
+            texts.fill(
+                "escalate_any",
+                count=found_any.count,
+                card=card_label(found_any.card, texts.language),
+                max_users=users_label(best_any.max_concurrent_sequences, texts),
+                context=count(result.context, texts),
+            )
+        ]
     if not plan.gpu or option is None or option.fits:
         return []
     card = plan.gpu.partition(":")[0]
