@@ -496,6 +496,10 @@ def answer_comparison(sides: list[SizingPlan], texts: Texts, question: str | Non
                 )
             )
         lead.append(texts["compare_models_quality"])
+    if cards_compared and len(evaluated) > 2:
+        short = [option.label for _, option in evaluated if not option.fits]
+        if short and fitting:
+            lead.append(texts.fill("compare_others_short", options=texts["note_or"].join(short)))
     results = [result for result, _ in evaluated]
     return Asked(lead=lead, results=results, block=winner[0], table=rows)
 

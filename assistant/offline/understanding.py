@@ -596,8 +596,6 @@ def _find_cards(text: str, tensor_parallel: int | None) -> tuple[str, list[tuple
         gigabytes = int(memory.group(2))
         if gigabytes < 10 and not lex.card_memory_words.search(text):
             continue  # "8 GB of weights" is not a card; "an 8 GB card" is
-        if gigabytes < 1:
-            continue
         count = _count(memory.group(1))
         if count == 1 and tensor_parallel:
             count = tensor_parallel
