@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from tools.calculator import calculate_vram
+from tools.calculator import Scenario, build_scenario, calculate_vram, candidates, evaluate
 from tools.cards import list_cards
 from tools.catalog import list_models, resolve
 from tools.errors import InvalidInputError, SizingError
@@ -53,8 +53,19 @@ class GpuCount(BaseModel):
 
 
 def _fits(request: SizingRequest) -> SizingResult | None:
+    """The full calculation when the request fits its card, else None. The verdict is taken
+    first from the scenario alone (no advice, no arithmetic text), which is what a search needs."""
+    if not _verdict(request):
+        return None
     result = calculate_vram(request)
     return result if result.options and result.options[0].fits else None
+
+
+def _verdict(request: SizingRequest, scenario: Scenario | None = None) -> bool:
+    """Does the request fit its card? `scenario` may be passed when only the card changes."""
+    scenario = scenario or build_scenario(request)
+    options = candidates(request.gpu, request.lang)
+    return all(evaluate(scenario, option).option.fits for option in options[:1])
 
 
 def largest_model(gpu: str, request: SizingRequest | None = None) -> LargestModel:
@@ -92,35 +103,35 @@ def longest_context(request: SizingRequest) -> LongestContext:
     low = MIN_CONTEXT
     while high - low > 1:
         middle = (low + high) // 2
-        found = _fits(request.model_copy(update={"context": middle}))
-        if found:
-            low, low_result = middle, found
+        if _verdict(request.model_copy(update={"context": middle})):
+            low = middle
         else:
             high = middle
+    low_result = _fits(request.model_copy(update={"context": low})) or low_result
     return LongestContext(context=low, model_limit=limit, capped_by_model=False, result=low_result)
 
 
 def fewest_gpus(request: SizingRequest, card: str | None = None) -> GpuCount:
-    """The smallest count in GPU_COUNTS of `card` (or of the best catalog card when None) that fits."""
+    """The smallest count in GPU_COUNTS of `card` (or of the best catalog card when None) that fits;
+    between cards with the same count, the one with less memory."""
     cards = [card] if card else [entry.id for entry in list_cards()]
-    best: GpuCount | None = None
+    memory = {entry.id: entry.memory_mib for entry in list_cards()}
+    best: tuple[int, int, str] | None = None  # (count, memory per card, card id)
+    scenario = build_scenario(request)  # the card is all that changes below
     for card_id in cards:
         for count in GPU_COUNTS:
-            if best and best.count is not None and count > best.count:
+            if best and count > best[0]:
                 break
             spec = card_id if count == 1 else f"{card_id}:{count}"
-            found = _fits(request.model_copy(update={"gpu": spec}))
-            if found:
-                better = (
-                    best is None
-                    or best.count is None
-                    or count < best.count
-                    or (best.result and found.options[0].usable_gb < best.result.options[0].usable_gb)
-                )
-                if better:
-                    best = GpuCount(card=card_id, count=count, result=found)
+            if _verdict(request.model_copy(update={"gpu": spec}), scenario):
+                candidate = (count, memory.get(card_id, 0), card_id)
+                best = min(best, candidate) if best else candidate
                 break
-    return best or GpuCount(card=cards[0], count=None, result=None)
+    if best is None:
+        return GpuCount(card=cards[0], count=None, result=None)
+    count, _, card_id = best
+    spec = card_id if count == 1 else f"{card_id}:{count}"
+    return GpuCount(card=card_id, count=count, result=_fits(request.model_copy(update={"gpu": spec})))
 
 
 def smallest_card(request: SizingRequest) -> SizingResult | None:
