@@ -40,8 +40,7 @@ def test_every_precision_task_and_slot_has_its_words(language: str) -> None:
     assert set(PRECISIONS) <= set(words.mapping("precision_labels"))
     task_ids = {task for _, task in lexicon().tasks}
     assert task_ids <= set(words.mapping("task_names")) and task_ids <= set(words.mapping("task_advice"))
-    # The five slots, plus the card a reverse search ("the largest model that fits") needs.
-    assert set(SLOT_NAMES) | {"gpu"} == set(words.mapping("followup_items"))
+    assert set(SLOT_NAMES) == set(words.mapping("followup_items"))
 
 
 def test_faq_entries_answer_in_both_languages() -> None:

@@ -318,27 +318,6 @@ def users_short(users: int, texts: Texts) -> str:
     )
 
 
-def _compact_arithmetic(results: Sequence[SizingResult], texts: Texts) -> str:
-    """Per precision, the weights / KV / overhead / total lines; the per-card lines and the shared
-    notes (reference architecture, GB definition) are shown once, not once per precision."""
-    labels = {option.label for result in results for option in result.options}
-    shared = {result.model.reference_note for result in results}
-    footer = results[0].arithmetic[-1] if results[0].arithmetic else ""
-    lines = [texts["arithmetic_title"]]
-    for result in results:
-        lines.append(texts.fill("arithmetic_for", precision=precision_label(result.precision, texts)))
-        lines.extend(
-            f"- {line}"
-            for line in result.arithmetic
-            if line not in shared
-            and line != footer
-            and not any(line.startswith(f"{label}:") for label in labels)
-        )
-    if footer and all(result.arithmetic and result.arithmetic[-1] == footer for result in results):
-        lines.append(f"- {footer}")
-    return "\n".join(lines)
-
-
 def most_compressed(results: Sequence[SizingResult]) -> SizingResult | None:
     """The below-16-bit result with the smallest weights: its caveat speaks for the others."""
     quantized = [result for result in results if result.below_16_bit]

@@ -103,10 +103,8 @@ class OfflineResponder:
         question = reading.question
         # A concrete question ("how many KV bytes per token does X use?") is answered with its
         # figures, not with the general FAQ entry its words also match.
-        concrete = question is not None and (
-            merged.model is not None
-            or bool(reading.cards)
-            or (question == "largest_model" and bool(merged.gpu))
+        concrete = question == "largest_model" or (
+            question is not None and (merged.model is not None or bool(reading.cards))
         )
         faq = None if concrete else _main_faq(reading)
         if (
@@ -244,7 +242,7 @@ class OfflineResponder:
                 named = bool(state.precision) and state.precision in plan.precisions
                 return asked.answer_largest(plan, state.gpu, named, words), "search_largest_model"
             if question == "largest_model":
-                return asked.Asked(lead=[words["need_card"]], missing=["gpu"]), "search_largest_model"
+                return asked.Asked(lead=[words["need_card"]]), "search_largest_model"  # it is the question
             if not state.model:
                 return None
             if question == "max_context" and (plan.gpu or plan.card_class):
