@@ -47,6 +47,8 @@ class Asked:
     block: SizingResult | None = None
     table: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    # Slots the answer settles for the rest of the conversation ("the largest model" found).
+    settles: dict[str, str] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -131,6 +133,14 @@ def notes(plan: SizingPlan | None, reading: Understanding, texts: Texts) -> list
                 out.append(texts.fill("hardware_cpu", gb=gigabytes))
             else:
                 out.append(texts.fill("hardware_generic", gb=gigabytes, mib=count(gigabytes * 1024, texts)))
+        if reading.head_count and not plan.head_count:
+            out.append(
+                texts.fill(
+                    "head_count_kept",
+                    head_count=count(reading.head_count, texts),
+                    users=count(plan.users, texts),
+                )
+            )
         if plan.head_count:
             out.append(
                 texts.fill(
@@ -281,7 +291,8 @@ def answer_largest(plan: SizingPlan, gpu: str, precision_named: bool, texts: Tex
     result = found.result
     option = result.options[0]
     lead = texts.fill("lead_largest", **_common(result, option, texts))
-    return Asked(lead=[lead], results=[result], block=result)
+    settles = {"model": result.model.id, "precision": result.precision}
+    return Asked(lead=[lead], results=[result], block=result, settles=settles)
 
 
 def answer_context(plan: SizingPlan, texts: Texts) -> Asked:

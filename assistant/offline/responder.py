@@ -147,6 +147,7 @@ class OfflineResponder:
             answered = self._answer_asked(plan, merged, reading, words, record)
             if answered is not None:
                 asked_answer, asked_query = answered
+                merged = merged.model_copy(update=asked_answer.settles)
                 parts.append(self._compose_asked(asked_answer, plan, reading, words))
                 calculations.extend(asked_answer.results)
                 intent = f"asked:{question or 'compare'}"
