@@ -8,6 +8,8 @@ calculations and passages to the guardrail without any module-level state.
   `sizing calc --json` object of `tools.calculate_vram`.
 - `lookup_card_classes(card_class?)` -> the card classes (what each serves honestly, the catch).
 - `search_articles(query)` -> the best article sections, or "sources unavailable".
+- `largest_model`, `longest_context`, `fewest_gpus`, `smallest_card` -> reverse searches
+  (`tools.reverse`): the configuration found and its full calculation.
 """
 
 from __future__ import annotations
@@ -266,6 +268,7 @@ def build_tools(log: ToolLog, store: Any | None, hub: HubLookup | None = None) -
             description="Search the company's sizing articles; returns sections as [Title — Section] text.",
             args_schema=SearchArticlesArgs,
         ),
+        *_reverse_tools(log),
     ]
 
 
@@ -295,3 +298,92 @@ def sources_of(passages: list[Any]) -> list[Source]:
             ),
         )
     return list(seen.values())
+
+
+# --------------------------------------------------------------------------- reverse searches
+
+
+class ReverseArgs(BaseModel):
+    model: str = Field(
+        default="", description="The model (ignored by largest_model, which searches for one)."
+    )
+    precision: str = Field(default="bf16", description=f"Weight precision, one of: {_describe(PRECISIONS)}.")
+    context: int = Field(default=8192, gt=0, description="Tokens per sequence (ignored by longest_context).")
+    users: int = Field(default=1, gt=0, description="Concurrent users (sequences served at once).")
+    engine: str | None = Field(default=None, description=f"Serving engine, one of: {_describe(ENGINES)}.")
+    gpu: str | None = Field(
+        default=None,
+        description="A card ('l40s', 'h100', '24gb' for any 24 GB card), ':N' for several, or a class ('48gb').",
+    )
+    tool_call_id: Annotated[str, InjectedToolCallId]
+
+
+def _reverse_tools(log: ToolLog) -> list[BaseTool]:
+    """Reverse questions the calculator answers by search; each records the configuration it found."""
+    from tools import reverse
+
+    def run(kind: str, tool_call_id: str, **args: Any) -> str:
+        title = step_title(log.lang, "calculate", f"{kind} · {args.get('model') or args.get('gpu') or ''}")
+        log.emit(Step(kind="calculate", title=title, status="running"))
+        try:
+            precision = args["precision"]
+            request = SizingRequest(
+                model=args["model"],
+                precision=precision,
+                context=args["context"],
+                users=args["users"],
+                engine=args.get("engine") or default_engine(precision),
+                gpu=args.get("gpu"),
+                lang=log.lang,  # type: ignore[arg-type]
+            )
+            found: dict[str, Any]
+            result: SizingResult | None
+            if kind == "largest_model":
+                largest = reverse.largest_model(args.get("gpu") or "", request)
+                found, result = {"model": largest.model_id}, largest.result
+            elif kind == "longest_context":
+                longest = reverse.longest_context(request)
+                found = {"context": longest.context, "capped_by_model_limit": longest.capped_by_model}
+                result = longest.result
+            elif kind == "fewest_gpus":
+                card = (args.get("gpu") or "").partition(":")[0] or None
+                fewest = reverse.fewest_gpus(request.model_copy(update={"gpu": None}), card)
+                found, result = {"card": fewest.card, "count": fewest.count}, fewest.result
+            else:
+                result = reverse.smallest_card(request.model_copy(update={"gpu": None}))
+                found = {"card": result.options[0].card if result else None}
+        except (SizingError, ValueError) as error:
+            reason = " ".join(str(error).split())
+            log.emit(Step(kind="calculate", title=title, detail=reason, status="error"))
+            return json.dumps({"error": reason})
+        if result is not None:
+            log.record_calculation(tool_call_id, result)
+        log.emit(Step(kind="calculate", title=title, detail=json.dumps(found), status="done"))
+        payload = {"found": found, "calculation": result.model_dump(mode="json") if result else None}
+        return json.dumps(payload, ensure_ascii=False)
+
+    descriptions = {
+        "largest_model": "The largest catalog model that fits a card (gpu required) at a precision, context and users.",
+        "longest_context": "The longest context (tokens per sequence) a model fits on a card (gpu required) for N users.",
+        "fewest_gpus": "The fewest GPUs (1, 2, 4, 8, then 8-GPU nodes) of a card, or of any catalog card, that hold a model.",
+        "smallest_card": "The single catalog card with the least memory that holds the request (no prices are known).",
+    }
+
+    def make(kind: str) -> Callable[..., str]:
+        def tool(tool_call_id: str, **args: Any) -> str:
+            defaults = {
+                "model": "",
+                "precision": "bf16",
+                "context": 8192,
+                "users": 1,
+                "engine": None,
+                "gpu": None,
+            }
+            return run(kind, tool_call_id, **{**defaults, **args})
+
+        return tool
+
+    return [
+        StructuredTool.from_function(make(kind), name=kind, description=text, args_schema=ReverseArgs)
+        for kind, text in descriptions.items()
+    ]

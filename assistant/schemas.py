@@ -80,6 +80,12 @@ class ConversationState(BaseModel):
     gpu: str | None = Field(default=None, description="Card id, optionally ':N', or a card-class id.")
     engine: str | None = Field(default=None, description="A tools.ENGINES id; None = the default engine.")
     kv_dtype: str | None = Field(default=None, description="KV-cache dtype when the visitor named one.")
+    head_count: int | None = Field(
+        default=None, gt=0, description="People in the company or team (not a concurrency), when said."
+    )
+    gpu_memory_utilization: float | None = Field(
+        default=None, description="vLLM --gpu-memory-utilization, when the visitor's command line set it."
+    )
     language: Language | None = Field(default=None, description="Language of the last answer.")
     history: list[Turn] = Field(default_factory=list, description=f"The last {HISTORY_TURNS} messages.")
 

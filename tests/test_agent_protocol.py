@@ -75,7 +75,8 @@ def test_non_streaming_tool_call_round_trip(tmp_path: Any) -> None:
     assert first["messages"][0]["content"].startswith(SYSTEM_PROMPT)
     assert first["messages"][-1] == {"role": "user", "content": "What GPU for a 70B at 4 bits?"}
     tools_sent = {spec["function"]["name"]: spec["function"] for spec in first["tools"]}
-    assert set(tools_sent) == {"calculate_vram", "lookup_card_classes", "search_articles"}
+    reverse_searches = {"largest_model", "longest_context", "fewest_gpus", "smallest_card"}
+    assert set(tools_sent) == {"calculate_vram", "lookup_card_classes", "search_articles", *reverse_searches}
     calc_args = tools_sent["calculate_vram"]["parameters"]
     assert set(calc_args["properties"]) == {
         "model",

@@ -88,7 +88,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("70B en una tarjeta de 48 GB", {"model": "70b", "card_class": "48gb"}),
     ("70B on 2x80GB", {"model": "70b", "card_class": "2x80gb"}),
     ("70B en dos de 80GB", {"model": "70b", "card_class": "2x80gb"}),
-    ("13B on a 24GB card", {"model": "13b", "gpu": "l4"}),
+    ("13B on a 24GB card", {"model": "13b", "gpu": "24gb"}),
     ("70B on an H200", {"model": "70b", "gpu": "h200"}),
     ("70B on an MI300X", {"model": "70b", "gpu": "mi300x"}),
     # engines and tasks
@@ -242,3 +242,58 @@ def test_understanding_never_raises_and_reads_only_sane_values(message: str) -> 
     assert reading.context is None or reading.context >= 128
     assert reading.users is None or reading.users >= 1
     assert set(reading.precisions) <= set(PRECISIONS)
+
+
+# (message, expected attributes) for what a visitor says beyond the five slots.
+EVERYDAY: list[tuple[str, dict[str, Any]]] = [
+    ("eramos cuatro usandolo a la vez con un 8b", {"users": 4}),
+    ("a dozen people at the same time", {"users": 12}),
+    ("unas 30 llamadas simultaneas", {"users": 30}),
+    ("max 15 concurrent", {"users": 15}),
+    ("never more than 6 at once", {"users": 6}),
+    ("a 300-person company", {"head_count": 300, "users": None}),
+    ("somos 50 en la oficina pero como mucho 8 a la vez", {"head_count": 50, "users": 8}),
+    ("tenemos 1.000 empleados", {"head_count": 1000}),
+    ("a 12 GB card", {"gpu": "12gb"}),
+    ("tengo una grafica de 24 gigas", {"gpu": "24gb"}),
+    ("2x 48gb cards", {"gpu": "48gb:2"}),
+    ("three 4090s", {"gpu": "rtx-4090:3"}),
+    ("2x4090", {"gpu": "rtx-4090:2"}),
+    ("una rtx 5090 de 32gb", {"gpu": "32gb", "unknown_hardware": "rtx 5090"}),
+    ("llama 3.1 8b on an rtx 3080", {"gpu": None, "unknown_hardware": "rtx 3080"}),
+    ("Mac mini 64GB", {"gpu": "64gb", "hardware_kind": "apple"}),
+    ("servidor sin gpu con 256 GB de RAM", {"gpu": "256gb", "hardware_kind": "cpu"}),
+    ("H100 or H200 for a 70B", {"cards": ("h100-80gb", "h200"), "comparison": True}),
+    ("no, en una l4, no en la l40s", {"cards": ("l4",)}),
+    ("no, the 70b, not the 8b", {"model": "70b", "other_models": ()}),
+    ("sorry, I meant the 14B rather than the 32B", {"model": "14b", "other_models": ()}),
+    (
+        "un 8B a 16 bits o un 32B a 4 bits",
+        {"model": "8b", "other_models": ("32b",), "model_precisions": ("bf16", "int4")},
+    ),
+    ("tengo un 3b, llama 3.2 3b", {"model": "llama-3.2-3b", "other_models": ()}),
+    ("--gpu-memory-utilization 0.95 --max-model-len 32768", {"utilization": 0.95, "context": 32768}),
+    ("llama-server -m x.gguf -c 16384", {"context": 16384, "engine": "llamacpp"}),
+    ("--max-num-seqs 64 -tp 2 on h100", {"users": 64, "gpu": "h100-80gb:2"}),
+    ("Qwen/Qwen2.5-32B-Instruct-GPTQ-Int4", {"model": "qwen2.5-32b", "precisions": ("gptq",)}),
+    ("Llama-3.3-70B-Instruct-GGUF Q5_K_M on ollama", {"precisions": ("q5_k_m",), "engine": "ollama"}),
+    ("vllm --kv-cache-dtype fp8 llama 3.1 8b", {"kv_dtype": "fp8", "precisions": ()}),
+    ("we have 30k USD for 20 users", {"budget": "30k USD", "context": None, "users": 20}),
+    ("presupuesto de 15.000 euros", {"budget": "15.000 euros", "context": None}),
+    ("what's the largest model on one L40S", {"question": "largest_model"}),
+    ("¿cuánto contexto me cabe con un 8B?", {"question": "max_context"}),
+    ("how many A100s for Llama 405B", {"question": "gpu_count"}),
+    ("tokens per second on an L40S", {"question": "throughput"}),
+    ("pages per hour", {"question": "pages"}),
+    ("kv bytes per token", {"question": "kv_bytes"}),
+    ("the cheapest card for a 8b", {"question": "cheapest"}),
+    ("cuanto cuesta una h100", {"question": "price"}),
+    ("qlora de un 7b", {"question": "finetuning", "tasks": "finetuning"}),
+]
+
+
+@pytest.mark.parametrize(("message", "expected"), EVERYDAY, ids=[case[0] for case in EVERYDAY])
+def test_everyday_words_engine_syntax_and_question_kinds(message: str, expected: dict[str, Any]) -> None:
+    reading = understand(message)
+    for name, value in expected.items():
+        assert getattr(reading, name) == value, name

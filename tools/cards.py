@@ -18,6 +18,11 @@ from tools.schemas import Card, CardClass
 MIB = 2**20
 GB = 1e9
 _MAX_GPUS = 64
+# A card named only by its memory ("a 24 GB card", "24gb"): GPU makers' "GB" is binary, as
+# nvidia-smi shows (RTX 4090 "24 GB" = 24564 MiB, RTX 3090 24576 MiB), so N GB = N x 1024 MiB,
+# less the default driver reservation. Bounded to what one accelerator or host could hold.
+_GENERIC_CARD = re.compile(r"(\d{1,4})\s?gb")
+_GENERIC_MAX_GB = 4096
 
 
 def _load(name: str) -> Any:
@@ -92,7 +97,12 @@ def list_cards() -> list[Card]:
 
 
 def card_facts(card_id: str) -> CardFacts:
-    return _card_facts()[card_id]
+    facts = _card_facts().get(card_id)
+    if facts is None and is_generic(card_id):
+        return generic_card(int(card_id[:-2]))
+    if facts is None:
+        raise UnknownCardError(card_id, [c.id for c in list_cards()])
+    return facts
 
 
 def _normalise(name: str) -> str:
@@ -109,10 +119,40 @@ def _card_index() -> dict[str, str]:
 
 
 def resolve_card(name: str) -> Card:
+    """A catalog card by id, name or alias, or a generic card written as its memory ("24gb")."""
     card_id = _card_index().get(_normalise(name))
-    if card_id is None:
-        raise UnknownCardError(name, [c.id for c in list_cards()])
-    return card_facts(card_id).card
+    if card_id is not None:
+        return card_facts(card_id).card
+    generic = _GENERIC_CARD.fullmatch(name.strip().lower())
+    if generic:
+        return generic_card(int(generic.group(1))).card
+    raise UnknownCardError(name, [*(c.id for c in list_cards()), "or a memory size such as 24gb"])
+
+
+def is_generic(card_id: str) -> bool:
+    """True for a card known only by its memory ("24gb"), not from the catalog."""
+    return card_id not in _card_facts() and bool(_GENERIC_CARD.fullmatch(card_id))
+
+
+@cache
+def generic_card(gigabytes: int) -> CardFacts:
+    """A card with `gigabytes` GB of memory and nothing else known (no bandwidth, so no speed)."""
+    if not 1 <= gigabytes <= _GENERIC_MAX_GB:
+        raise InvalidInputError(f"card memory {gigabytes} GB must be from 1 to {_GENERIC_MAX_GB} GB")
+    doc = _load("cards.json")
+    memory_mib = gigabytes * 1024
+    usable = (memory_mib - int(doc["default_driver_reserved_mib"])) * MIB
+    card = Card(
+        id=f"{gigabytes}gb",
+        name=f"{gigabytes} GB GPU",
+        aliases=[],
+        memory_mib=memory_mib,
+        usable_gb=round(usable / GB, 2),
+        bandwidth_gbps=None,
+        vendor="generic",
+        marketing=f"{gigabytes} GB",
+    )
+    return CardFacts(card, usable)
 
 
 def parse_gpu_spec(spec: str) -> tuple[Card, int]:

@@ -77,6 +77,8 @@ def _headline(result: SizingResult, class_result: SizingResult, plan: SizingPlan
             **common,
         )
     best = recommended_option(class_result)
+    if best is None and class_result.alternatives:
+        best = class_result.alternatives[0]
     best_text = (
         texts.fill(
             "best_option",
@@ -87,6 +89,17 @@ def _headline(result: SizingResult, class_result: SizingResult, plan: SizingPlan
         if best
         else ""
     )
+    if 0 < option.max_concurrent_sequences < result.users:  # it runs, not for this many at once
+        return texts.fill(
+            "headline_no_fit_users",
+            option=option.label,
+            users=users_label(result.users, texts),
+            max_users_short=users_short(option.max_concurrent_sequences, texts),
+            best=best_text,
+            **common,
+        ).strip()
+    if option.headroom_gb > -0.005:  # short by less than the printed precision
+        return texts.fill("headline_no_fit_tight", option=option.label, best=best_text, **common).strip()
     return texts.fill(
         "headline_no_fit",
         option=option.label,
@@ -106,10 +119,18 @@ def _options_table(result: SizingResult, texts: Texts) -> list[str]:
                 usable_gb=gb(option.usable_gb, texts),
                 fits=texts["fits_yes"] if option.fits else texts["fits_no"],
                 headroom_gb=gb(option.headroom_gb, texts),
-                max_users=count(option.max_concurrent_sequences, texts),
+                max_users=count(shown_max_users(option, result.users), texts),
             )
         )
     return rows
+
+
+def shown_max_users(option: CardOption, users: int) -> int:
+    """Max users beside a verdict: when the KV cache holds every user but the card still does not
+    fit (the engine's own reservations), no number of users fits, so 0 — never "5" beside "does not fit"."""
+    if not option.fits and option.max_concurrent_sequences >= users:
+        return 0
+    return option.max_concurrent_sequences
 
 
 def _side_by_side_table(results: Sequence[SizingResult], plan: SizingPlan, texts: Texts) -> list[str]:
@@ -125,7 +146,7 @@ def _side_by_side_table(results: Sequence[SizingResult], plan: SizingPlan, texts
                 option=option.label if option else "—",
                 fits=texts["fits_yes"] if option and option.fits else texts["fits_no"],
                 headroom_gb=gb(option.headroom_gb, texts) if option else "—",
-                max_users=count(option.max_concurrent_sequences, texts) if option else "0",
+                max_users=count(shown_max_users(option, result.users), texts) if option else "0",
                 note=_cell(_row_note(result, option, texts)),
             )
         )
@@ -169,7 +190,9 @@ def _row_note(result: SizingResult, option: CardOption | None, texts: Texts) -> 
                 )
                 for alt in result.alternatives
             ]
-            notes.append(texts.fill("note_beyond_table", options=texts["note_or"].join(shown)))
+            # On a named card the table compares precisions, not card classes.
+            key = "note_card_elsewhere" if option is not None and option.card else "note_beyond_table"
+            notes.append(texts.fill(key, options=texts["note_or"].join(shown)))
         else:
             notes.append(texts["note_nothing_fits"])
     if result.below_16_bit:
@@ -188,43 +211,100 @@ def _cell(text: str) -> str:
 # --------------------------------------------------------------------------- whole answers
 
 
-def compose_sizing(calculations: Calculations, texts: Texts, *, task: str | None, injection: bool) -> str:
-    """The answer to a sizing question: verdict, arithmetic, caveat, alternative, assumptions."""
+def compose_sizing(
+    calculations: Calculations,
+    texts: Texts,
+    *,
+    task: str | None,
+    injection: bool,
+    lead: Sequence[str] = (),
+    notes: Sequence[str] = (),
+) -> str:
+    """The answer to a sizing question: the answer to what was asked (`lead`, else the verdict),
+    the notes on what was assumed, a compact table, ONE arithmetic block, caveat, alternative."""
     plan = calculations.plan
     shown = calculations.on_card or calculations.by_class
     parts: list[str] = []
     if injection:
         parts.append(texts["injection"])
+    parts.extend(lead)
     if len(shown) == 1:
         result = shown[0]
-        parts.append(_headline(result, calculations.by_class[0], plan, texts))
+        headline = _headline(result, calculations.by_class[0], plan, texts)
+        parts.append(" ".join([headline, *notes]))
         parts.append("\n".join(_options_table(calculations.by_class[0], texts)))
-        lines = [line for line in result.arithmetic if line != result.model.reference_note]
-        parts.append("\n".join([texts["arithmetic_title"], *(f"- {line}" for line in lines)]))
+        parts.append(arithmetic_block(result, texts, focus_option(result, plan)))
     else:
         intro_key = "side_by_side_intro" if plan.side_by_side else "named_intro"
         on_card = (
             texts.fill("on_card", card=shown[0].options[0].label) if plan.gpu and shown[0].options else ""
         )
-        parts.append(
-            texts.fill(
-                intro_key,
-                model=model_label(shown[0]),
-                context=count(plan.context, texts),
-                users=users_label(plan.users, texts),
-                on_card=on_card,
-            )
+        chosen = _recommended_precision(shown, plan)
+        intro = texts.fill(
+            intro_key,
+            model=model_label(shown[0]),
+            context=count(plan.context, texts),
+            users=users_label(plan.users, texts),
+            on_card=on_card,
         )
+        advice = ""
+        if chosen is not None:
+            option = focus_option(chosen, plan) or recommended_option(chosen)
+            if option is not None and option.fits:
+                advice = texts.fill(
+                    "recommended", precision=precision_label(chosen.precision, texts), option=option.label
+                )
+        elif plan.gpu and shown[0].options:
+            advice = texts.fill("none_fits_card", card=shown[0].options[0].label)
+        if advice or notes:  # the intro introduces the table; with sentences after it, it ends first
+            intro = intro.rstrip(":") + "."
+        parts.append(" ".join(part for part in (intro, advice, *notes) if part))
         parts.append("\n".join(_side_by_side_table(shown, plan, texts)))
-        parts.append(_compact_arithmetic(shown, texts))
+        block_for = chosen or shown[0]
+        parts.append(
+            texts["other_precisions"]
+            + "\n\n"
+            + arithmetic_block(block_for, texts, focus_option(block_for, plan))
+        )
     parts.extend(_caveat_and_alternative(shown, texts, task))
     note = shown[0].model.reference_note
     if note:
         parts.append(texts.fill("reference_note", note=note))
-    assumed = _assumed(plan, texts)
+    assumed = assumed_line(plan, texts)
     if assumed:
         parts.append(assumed)
     return "\n\n".join(part for part in parts if part)
+
+
+def arithmetic_block(result: SizingResult, texts: Texts, focus: CardOption | None = None) -> str:
+    """The calculator's arithmetic lines for one result, under one title: the per-card line only
+    for the option the answer is about (the table has the others)."""
+    focus = focus or recommended_option(result) or (result.options[-1] if result.options else None)
+    others = {option.label for option in result.options if focus is None or option.label != focus.label}
+    lines = [
+        line
+        for line in result.arithmetic
+        if line != result.model.reference_note and not any(line.startswith(f"{label}:") for label in others)
+    ]
+    return "\n".join([texts["arithmetic_title"], *(f"- {line}" for line in lines)])
+
+
+def _recommended_precision(results: Sequence[SizingResult], plan: SizingPlan) -> SizingResult | None:
+    """The precision to recommend side by side: on a named card the highest precision that fits
+    it; otherwise the one that fits the smallest card class, at the highest precision there."""
+    if plan.gpu or plan.card_class:
+        for result in results:
+            option = focus_option(result, plan)
+            if option is not None and option.fits:
+                return result
+        return None
+    ranked = []
+    for result in results:
+        for index, option in enumerate(result.options):
+            if option.fits:
+                ranked.append((index, results.index(result), result))
+                break
+    return min(ranked, key=lambda item: (item[0], item[1]))[2] if ranked else None
 
 
 def users_label(users: int, texts: Texts) -> str:
@@ -238,27 +318,6 @@ def users_short(users: int, texts: Texts) -> str:
     )
 
 
-def _compact_arithmetic(results: Sequence[SizingResult], texts: Texts) -> str:
-    """Per precision, the weights / KV / overhead / total lines; the per-card lines and the shared
-    notes (reference architecture, GB definition) are shown once, not once per precision."""
-    labels = {option.label for result in results for option in result.options}
-    shared = {result.model.reference_note for result in results}
-    footer = results[0].arithmetic[-1] if results[0].arithmetic else ""
-    lines = [texts["arithmetic_title"]]
-    for result in results:
-        lines.append(texts.fill("arithmetic_for", precision=precision_label(result.precision, texts)))
-        lines.extend(
-            f"- {line}"
-            for line in result.arithmetic
-            if line not in shared
-            and line != footer
-            and not any(line.startswith(f"{label}:") for label in labels)
-        )
-    if footer and all(result.arithmetic and result.arithmetic[-1] == footer for result in results):
-        lines.append(f"- {footer}")
-    return "\n".join(lines)
-
-
 def most_compressed(results: Sequence[SizingResult]) -> SizingResult | None:
     """The below-16-bit result with the smallest weights: its caveat speaks for the others."""
     quantized = [result for result in results if result.below_16_bit]
@@ -270,7 +329,7 @@ def _caveat_and_alternative(results: Sequence[SizingResult], texts: Texts, task:
     compressed = most_compressed(results)
     task_advice = texts.mapping("task_advice").get(task or "")
     if compressed and compressed.caveat:
-        lines = [texts["caveat_title"], compressed.caveat]
+        lines = [texts.fill("caveat_title", quality=texts["quality_cost"]), compressed.caveat]
         if task_advice:
             lines.append(task_advice)
         parts.append(" ".join(lines))
@@ -292,7 +351,8 @@ def _unique(items: Iterable[str | None]) -> list[str]:
     return seen
 
 
-def _assumed(plan: SizingPlan, texts: Texts) -> str:
+def assumed_line(plan: SizingPlan, texts: Texts) -> str:
+    """The defaults the answer used because the visitor did not say them, in one line."""
     items = []
     if "context" in plan.assumed:
         items.append(texts.fill("assumed_context", context=count(plan.context, texts)))
@@ -300,6 +360,10 @@ def _assumed(plan: SizingPlan, texts: Texts) -> str:
         items.append(texts["assumed_users"])
     if "quantized" in plan.assumed:
         items.append(texts["assumed_quantized"])
+    if "native" in plan.assumed:
+        items.append(texts["assumed_native"])
+    if "engine_default" in plan.assumed:
+        items.append(texts["assumed_engine_default"])
     if not items:
         return ""
     return texts.fill("assumed", items=texts["assumed_items_join"].join(items))
@@ -318,7 +382,7 @@ def compose_worked_example(calculations: Calculations, texts: Texts) -> str:
     ]
     compressed = most_compressed(results)
     if compressed and compressed.caveat:
-        lines.append(" ".join([texts["caveat_title"], compressed.caveat]))
+        lines.append(" ".join([texts.fill("caveat_title", quality=texts["quality_cost"]), compressed.caveat]))
     return "\n\n".join(lines)
 
 
@@ -328,7 +392,7 @@ def compose_card_classes(texts: Texts) -> str:
         rows.append(
             texts.fill(
                 "card_class_row",
-                label=card_class.label,
+                label=card_class.labels.get(texts.language, card_class.label),
                 serves=_cell(card_class.serves.get(texts.language, "")),
                 catch=_cell(card_class.catch.get(texts.language, "")),
             )

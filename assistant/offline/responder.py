@@ -14,11 +14,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from assistant.offline import composer
+from assistant.offline import asked, composer
 from assistant.offline.sizing import (
     DEFAULT_CONTEXT,
     Calculations,
     SizingPlan,
+    comparison_sides,
     is_sizing_question,
     merge_slots,
     plan_sizing,
@@ -99,8 +100,20 @@ class OfflineResponder:
                 on_step(step)
 
         record(Step(kind="understand", title=words.step("understand"), detail=slot_summary(merged)))
-        faq = _main_faq(reading)
-        wants_sizing = is_sizing_question(reading, merged)
+        question = reading.question
+        # A concrete question ("how many KV bytes per token does X use?") is answered with its
+        # figures, not with the general FAQ entry its words also match.
+        concrete = question == "largest_model" or (
+            question is not None and (merged.model is not None or bool(reading.cards))
+        )
+        faq = None if concrete else _main_faq(reading)
+        if (
+            faq is not None
+            and faq.only_without_model
+            and (reading.model or (merged.model and reading.names_a_slot))
+        ):
+            faq = None  # a concept answer gives way to the sizing of the model the conversation is about
+        wants_sizing = is_sizing_question(reading, merged) or (concrete and question == "largest_model")
         parts: list[str] = []
         calculations: list[SizingResult] = []
         search_query = ""
@@ -126,21 +139,54 @@ class OfflineResponder:
                     parts.append(composer.compose_worked_example(example, words))
                     calculations.extend(example.by_class)
         if wants_sizing:
-            plan = plan_sizing(merged, language, reading)
-            assert plan is not None  # merged.model is set
-            outcome = self._calculate(plan, record, words)
-            if isinstance(outcome, Calculations):
-                parts.append(
-                    composer.compose_sizing(outcome, words, task=merged.tasks, injection=reading.injection)
-                )
-                calculations.extend(outcome.shown)
-                hint = "search_quantized" if any(r.below_16_bit for r in outcome.shown) else "search_sizing"
-                search_query = search_query or topic_query(words[hint], outcome.shown)
+            # A search for the model ("the largest model on an L40S") needs no model: any stands in.
+            plan = plan_sizing(
+                merged if merged.model else merged.model_copy(update={"model": "8b"}), language, reading
+            )
+            assert plan is not None  # a model is set
+            answered = self._answer_asked(plan, merged, reading, words, record)
+            if answered is not None:
+                asked_answer, asked_query = answered
+                merged = merged.model_copy(update=asked_answer.settles)
+                parts.append(self._compose_asked(asked_answer, plan, reading, words))
+                calculations.extend(asked_answer.results)
+                intent = f"asked:{question or 'compare'}"
+                search_query = search_query or words[asked_query]
+                missing = asked_answer.missing
             else:
-                parts.append(outcome)
-            missing = merged.missing_slots()
+                outcome = self._calculate(plan, record, words)
+                if isinstance(outcome, Calculations):
+                    shown = outcome.on_card or outcome.by_class
+                    focus = composer.focus_option(shown[0], plan) if shown else None
+                    parts.append(
+                        composer.compose_sizing(
+                            outcome,
+                            words,
+                            task=merged.tasks,
+                            injection=reading.injection,
+                            lead=asked.sizing_lead(question, shown[0], focus, words) if shown else [],
+                            notes=[
+                                *asked.notes(plan, reading, words),
+                                *(asked.escalation(plan, shown[0], words) if len(shown) == 1 else []),
+                            ],
+                        )
+                    )
+                    calculations.extend(outcome.shown)
+                    hint = (
+                        "search_quantized" if any(r.below_16_bit for r in outcome.shown) else "search_sizing"
+                    )
+                    if question in ("throughput", "pages", "kv_bytes"):
+                        hint = f"search_{question}"
+                    elif reading.hardware_kind:
+                        hint = "search_hardware"
+                    search_query = search_query or topic_query(words[hint], outcome.shown)
+                else:
+                    parts.append(outcome)
+                missing = merged.missing_slots()
         elif not parts and not merged.model and (reading.names_a_slot or reading.sizing_words):
             intent = "need_model"
+            if question == "price":
+                parts.append(words["price_note"])
             parts.append(words["need_model"])
             parts.append(composer.compose_card_classes(words))
             search_query = words["search_sizing"]
@@ -180,6 +226,60 @@ class OfflineResponder:
             notice=notice,
             intent=intent,
         )
+
+    def _answer_asked(
+        self,
+        plan: SizingPlan,
+        state: ConversationState,
+        reading: Understanding,
+        words: Texts,
+        record: Callable[[Step], None],
+    ) -> tuple[asked.Asked, str] | None:
+        """The answer to a reverse search, a comparison or a fine-tuning question (with the key of
+        its article query); None when the question is a plain sizing."""
+        question = reading.question
+        try:
+            if question == "largest_model" and state.gpu:
+                named = bool(state.precision) and state.precision in plan.precisions
+                return asked.answer_largest(plan, state.gpu, named, words), "search_largest_model"
+            if question == "largest_model":
+                return asked.Asked(lead=[words["need_card"]]), "search_largest_model"  # it is the question
+            if not state.model:
+                return None
+            if question == "max_context" and (plan.gpu or plan.card_class):
+                return asked.answer_context(plan, words), "search_max_context"
+            if question == "gpu_count":
+                return asked.answer_gpus(plan, words), "search_gpu_count"
+            if question == "cheapest":
+                return asked.answer_cheapest(plan, words), "search_cheapest"
+            if question == "finetuning":
+                return asked.answer_finetuning(plan, words), "search_finetuning"
+            sides = comparison_sides(state, words.language, reading)
+            if len(sides) > 1:
+                return asked.answer_comparison(sides, words, question), "search_compare"
+        except SizingError as error:
+            record(Step(kind="calculate", title=words.step("calculate"), detail=str(error), status="error"))
+            return asked.Asked(lead=[words.fill("calc_error", error=str(error))]), "search_sizing"
+        return None
+
+    def _compose_asked(
+        self, answer: asked.Asked, plan: SizingPlan, reading: Understanding, words: Texts
+    ) -> str:
+        """Lead (with the notes on what was assumed), the comparison table, one arithmetic block,
+        the quality caveat below 16 bits."""
+        parts = [words["injection"]] if reading.injection else []
+        parts.append(" ".join([*answer.lead, *asked.notes(plan, reading, words)]))
+        if answer.table:
+            parts.append("\n".join(answer.table))
+        if answer.block is not None:
+            parts.append(composer.arithmetic_block(answer.block, words))
+        compressed = composer.most_compressed(answer.results)
+        if compressed is not None and compressed.caveat:
+            caveat = words.fill("caveat_title", quality=words["quality_cost"])
+            parts.append(f"{caveat} {compressed.caveat}")
+        if answer.results:
+            parts.append(composer.assumed_line(plan, words))
+        return "\n\n".join(part for part in parts if part)
 
     def _calculate(
         self, plan: SizingPlan, record: Callable[[Step], None], words: Texts

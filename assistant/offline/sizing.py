@@ -8,10 +8,12 @@ Used by the offline responder and by the service when an LLM never called the ca
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import re
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from assistant.offline.understanding import Understanding, catalog
+from assistant.offline.understanding import Understanding, catalog, load_yaml, name_key
 from assistant.schemas import ConversationState, Language
 from tools import SizingRequest, SizingResult, calculate_vram, default_engine
 
@@ -24,6 +26,52 @@ DEFAULT_USERS = 1
 SIDE_BY_SIDE = ("bf16", "int8", "int4")
 SIDE_BY_SIDE_GGUF = ("bf16", "q8_0", "q4_k_m")
 GGUF_ENGINES = ("llamacpp", "ollama")
+# llama.cpp and Ollama load GGUF files: a bit width named with them means the common GGUF file
+# of that width (the same pairs the side-by-side table uses).
+GGUF_EQUIVALENT = {"int8": "q8_0", "fp8": "q8_0", "int4": "q4_k_m", "awq": "q4_k_m", "gptq": "q4_k_m"}
+_BARE_SIZE = re.compile(r"\d+(?:\.\d+)?b")
+
+
+@lru_cache(maxsize=1)
+def native_formats() -> dict[str, str]:
+    """Catalog id -> the weight format the model ships in (data/native_formats.yaml)."""
+    return dict(load_yaml("native_formats.yaml")["native_formats"])
+
+
+@lru_cache(maxsize=1)
+def engine_defaults() -> dict[str, str]:
+    """Engine id -> the format it pulls when no precision is named (data/native_formats.yaml)."""
+    return dict(load_yaml("native_formats.yaml").get("engine_defaults", {}))
+
+
+@lru_cache(maxsize=1)
+def head_count_share() -> float:
+    """The share of a head count that is online at once (data/concurrency.yaml)."""
+    return float(load_yaml("concurrency.yaml")["share"])
+
+
+def users_from_head_count(head_count: int) -> int:
+    return max(1, math.ceil(head_count * head_count_share() - 1e-9))
+
+
+def family_sibling(model_id: str | None, bare: str) -> str:
+    """A bare size said after a catalog model ("no, the 70b") means that family's model of that size."""
+    if not model_id or not _BARE_SIZE.fullmatch(bare):
+        return bare
+    cat = catalog()
+    current = next((model for model in cat.models if model.model_id == model_id), None)
+    if current is None:
+        return bare
+    size = float(bare[:-1])
+    prefix = name_key(current.label).rsplit(" ", 2)[0]
+    for model in cat.models:
+        same_line = name_key(model.label).startswith(prefix) and model.family == current.family
+        if same_line and abs(model.params_b - size) <= 0.1 * size:
+            return model.model_id
+    for model in cat.models:
+        if model.family == current.family and abs(model.params_b - size) <= 0.1 * size:
+            return model.model_id
+    return bare
 
 
 @dataclass(frozen=True)
@@ -39,8 +87,10 @@ class SizingPlan:
     kv_dtype: str | None
     gpu: str | None  # a card id (":N" for several) the visitor named
     card_class: str | None  # a card-class id the visitor named ("48gb")
-    assumed: tuple[str, ...]  # "context", "users", "quantized": defaults to state plainly
+    assumed: tuple[str, ...]  # "context", "users", "quantized", "native", "head_count": said plainly
     language: Language
+    utilization: float | None = None  # vLLM --gpu-memory-utilization; None = the calculator's default
+    head_count: int | None = None  # the head count the users were derived from
 
     def requests(self, *, on_card: bool = True) -> list[SizingRequest]:
         return [
@@ -53,6 +103,7 @@ class SizingPlan:
                 engine=self.engine or default_engine(precision),
                 gpu=self.gpu if on_card else None,
                 lang=self.language,
+                **({"gpu_memory_utilization": self.utilization} if self.utilization else {}),
             )
             for precision in self.precisions
         ]
@@ -78,15 +129,24 @@ def merge_slots(state: ConversationState, understanding: Understanding) -> Conve
         state = ConversationState(language=state.language, history=state.history)
     updates: dict[str, object] = {}
     if understanding.model:
-        updates["model"] = understanding.model
+        updates["model"] = family_sibling(state.model, understanding.model)
     if len(understanding.precisions) == 1:
         updates["precision"] = understanding.precisions[0]
-    for name in ("tasks", "context", "users", "engine", "kv_dtype"):
+    elif understanding.model and understanding.model_precisions and understanding.model_precisions[0]:
+        updates["precision"] = understanding.model_precisions[0]
+    for name in ("tasks", "context", "users", "engine", "kv_dtype", "head_count"):
         value = getattr(understanding, name)
         if value is not None:
             updates[name] = value
+    if understanding.utilization is not None:
+        updates["gpu_memory_utilization"] = understanding.utilization
     if understanding.gpu or understanding.card_class:
         updates["gpu"] = understanding.gpu or understanding.card_class
+        # Apple unified memory and CPU servers run llama.cpp (the articles), unless an engine is named.
+        if understanding.hardware_kind and not understanding.engine and not state.engine:
+            updates["engine"] = "llamacpp"
+    elif understanding.unknown_hardware or understanding.hardware_kind:
+        updates["gpu"] = None  # never size the earlier card in place of hardware we do not know
     return state.model_copy(update=updates)
 
 
@@ -96,18 +156,37 @@ def plan_sizing(
     """The requests for the state's model, or None when no model is known yet."""
     if not state.model:
         return None
-    named = understanding.precisions if understanding and len(understanding.precisions) > 1 else ()
+    several_models = bool(understanding and understanding.other_models)
+    named = (
+        understanding.precisions
+        if understanding and len(understanding.precisions) > 1 and not several_models
+        else ()
+    )
     gguf = state.engine in GGUF_ENGINES
+    assumed = []
+    native = native_formats().get(state.model)
+    pulled = engine_defaults().get(state.engine or "")
     if named:
         precisions, side_by_side = named, False
     elif state.precision:
         precisions, side_by_side = (state.precision,), False
+    elif native:
+        precisions, side_by_side = (native,), False
+        assumed.append("native")
+    elif pulled:
+        precisions, side_by_side = (pulled,), False
+        assumed.append("engine_default")
     else:
         precisions, side_by_side = (SIDE_BY_SIDE_GGUF if gguf else SIDE_BY_SIDE), True
-    assumed = []
+    if gguf:
+        precisions = tuple(GGUF_EQUIVALENT.get(precision, precision) for precision in precisions)
     if state.context is None:
         assumed.append("context")
-    if state.users is None:
+    users = state.users
+    if users is None and state.head_count:
+        users = users_from_head_count(state.head_count)
+        assumed.append("head_count")
+    elif users is None:
         assumed.append("users")
     if understanding and understanding.precision_assumed:
         assumed.append("quantized")
@@ -118,14 +197,78 @@ def plan_sizing(
         precisions=precisions,
         side_by_side=side_by_side,
         context=state.context or DEFAULT_CONTEXT,
-        users=state.users or DEFAULT_USERS,
+        users=users or DEFAULT_USERS,
         engine=state.engine,
         kv_dtype=state.kv_dtype,
         gpu=None if card_class else state.gpu,
         card_class=card_class,
         assumed=tuple(assumed),
         language=language,
+        utilization=state.gpu_memory_utilization,
+        head_count=state.head_count if "head_count" in assumed else None,
     )
+
+
+def comparison_sides(
+    state: ConversationState, language: Language, understanding: Understanding
+) -> list[SizingPlan]:
+    """Two or more plans when the message compares cards or models ("H100 or H200", "8B at 16
+    bits or 32B at 4 bits"), one per side, each at one precision; [] when it compares nothing."""
+    base = plan_sizing(state, language, understanding)
+    if base is None:
+        return []
+    models = (family_sibling(state.model, understanding.model or ""), *understanding.other_models)
+    class_ids = catalog().class_ids
+    if len(understanding.cards) > 1 and len(models) == len(understanding.cards):
+        # "Qwen 72B AWQ on an H100 or Llama 70B FP8 on an H200": each model on its own card.
+        shared = understanding.precisions[0] if len(understanding.precisions) == 1 else None
+        per_model = understanding.model_precisions or (None,) * len(models)
+        paired = []
+        for model, written, card in zip(models, per_model, understanding.cards, strict=False):
+            chosen = written or shared or native_formats().get(model) or "bf16"
+            paired.append(
+                replace(
+                    base,
+                    model=model,
+                    precisions=(chosen,),
+                    side_by_side=False,
+                    gpu=None if card in class_ids else card,
+                    card_class=card if card in class_ids else None,
+                )
+            )
+        return paired
+    if len(understanding.cards) > 1:
+        precision = _one_precision(base, state)
+        sides = []
+        for card in understanding.cards:
+            sides.append(
+                replace(
+                    base,
+                    precisions=(precision,),
+                    side_by_side=False,
+                    gpu=None if card in class_ids else card,
+                    card_class=card if card in class_ids else None,
+                )
+            )
+        return sides
+    if understanding.other_models:
+        shared = understanding.precisions[0] if len(understanding.precisions) == 1 else None
+        per_model = understanding.model_precisions or (None,) * len(models)
+        sides = []
+        for model, written in zip(models, per_model, strict=False):
+            chosen = written or shared or native_formats().get(model) or _one_precision(base, state)
+            sides.append(replace(base, model=model, precisions=(chosen,), side_by_side=False))
+        return sides
+    return []
+
+
+def _one_precision(plan: SizingPlan, state: ConversationState) -> str:
+    """The precision a comparison uses: the one named, the model's own format, else 16-bit."""
+    if state.precision:
+        return state.precision
+    if len(plan.precisions) == 1:
+        return plan.precisions[0]
+    return native_formats().get(plan.model, "bf16")
 
 
 def run_plan(plan: SizingPlan) -> Calculations:

@@ -54,6 +54,7 @@ class FaqEntry:
     search: dict[str, str]
     example_model: str | None = None  # a worked example computed by the calculator follows the answer
     card_table: bool = False  # the card-class table follows the answer
+    only_without_model: bool = False  # a concept answer, left out when the message sizes a model
 
 
 @lru_cache(maxsize=1)
@@ -66,6 +67,7 @@ def faq_entries() -> dict[str, FaqEntry]:
             search=dict(entry["search"]),
             example_model=entry.get("example_model"),
             card_table=bool(entry.get("card_table", False)),
+            only_without_model=bool(entry.get("only_without_model", False)),
         )
         for entry in entries
     }

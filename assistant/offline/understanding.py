@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -42,6 +43,19 @@ class Understanding:
     tasks: str | None = None
     gpu: str | None = None  # card id, with ":N" for several cards
     card_class: str | None = None  # a card-class id ("48gb", "2x80gb")
+    cards: tuple[
+        str, ...
+    ] = ()  # every card or class named and not ruled out, in order (gpu/card_class first)
+    head_count: int | None = None  # people in the company or team: not a concurrency
+    question: str | None = None  # what is asked when it is not "does it fit" (lexicon `questions`)
+    budget: str | None = None  # a money figure as written ("30k USD"): acknowledged, never a context
+    unknown_hardware: str | None = None  # hardware named that the catalog does not know, as written
+    hardware_kind: str | None = None  # "apple" (unified memory) or "cpu" (no GPU)
+    utilization: float | None = None  # vLLM --gpu-memory-utilization
+    model_precisions: tuple[
+        str | None, ...
+    ] = ()  # per model (model, *other_models): the precision next to it
+    comparison: bool = False  # "or" / "vs" / "better" between the two models or cards named
     faq: tuple[str, ...] = ()  # FAQ entry ids whose triggers matched, in file order
     greeting: bool = False
     thanks: bool = False
@@ -64,6 +78,8 @@ class Understanding:
                 self.tasks,
                 self.gpu,
                 self.card_class,
+                self.head_count,
+                self.utilization,
             )
         )
 
@@ -123,12 +139,25 @@ class Lexicon:
     users: tuple[re.Pattern[str], ...]
     users_single: re.Pattern[str]
     number_words: dict[str, int]
+    number_word_context: str
+    number_word_after: tuple[str, ...]
+    head_count: tuple[re.Pattern[str], ...]
     context: tuple[re.Pattern[str], ...]
     context_k: int
     model_size: tuple[re.Pattern[str], ...]
     model_size_millions: re.Pattern[str]
     card_memory: re.Pattern[str]
+    card_memory_words: re.Pattern[str]
     card_count: re.Pattern[str]
+    tensor_parallel: re.Pattern[str]
+    utilization: re.Pattern[str]
+    unknown_hardware: re.Pattern[str]
+    apple: re.Pattern[str]
+    cpu: re.Pattern[str]
+    budget: re.Pattern[str]
+    ruled_out: re.Pattern[str]
+    comparison: re.Pattern[str]
+    questions: tuple[tuple[re.Pattern[str], str], ...]
     tasks: tuple[tuple[re.Pattern[str], str], ...]
     sizing_words: re.Pattern[str]
     greeting: re.Pattern[str]
@@ -168,12 +197,25 @@ def lexicon() -> Lexicon:
         users=tuple(re.compile(pattern) for pattern in raw["users"]),
         users_single=re.compile(raw["users_single"]),
         number_words=dict(raw["number_words"]),
+        number_word_context=raw["number_word_context"],
+        number_word_after=tuple(raw["number_word_after"]),
+        head_count=tuple(re.compile(pattern) for pattern in raw["head_count"]),
         context=tuple(re.compile(pattern) for pattern in raw["context"]),
         context_k=int(raw["context_k"]),
         model_size=tuple(re.compile(pattern) for pattern in raw["model_size"]),
         model_size_millions=re.compile(raw["model_size_millions"]),
         card_memory=re.compile(raw["card_memory"]),
+        card_memory_words=re.compile(raw["card_memory_words"]),
         card_count=re.compile(raw["card_count"]),
+        tensor_parallel=re.compile(raw["tensor_parallel"]),
+        utilization=re.compile(raw["utilization"]),
+        unknown_hardware=re.compile(raw["unknown_hardware"]),
+        apple=re.compile(raw["apple"]),
+        cpu=re.compile(raw["cpu"]),
+        budget=re.compile(raw["budget"]),
+        ruled_out=re.compile(raw["ruled_out"]),
+        comparison=re.compile(raw["comparison"]),
+        questions=pairs(raw["questions"]),
         tasks=pairs(raw["tasks"]),
         sizing_words=re.compile(raw["sizing_words"]),
         greeting=re.compile(raw["greeting"]),
@@ -297,7 +339,7 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     """Everything the message says about sizing, with no side effects."""
     lex = lexicon()
     language, confident = detect_language(message, default_language)
-    text = fold(message)
+    text = folded = fold(message)
 
     faq = tuple(entry_id for entry_id, triggers in lex.faq_triggers if any(t.search(text) for t in triggers))
     found: dict[str, Any] = {
@@ -307,45 +349,135 @@ def understand(message: str, default_language: Language = "en") -> Understanding
         "reveal_prompt": bool(lex.reveal_prompt.search(text)),
         "injection": bool(lex.injection.search(text)),
         "sizing_words": bool(lex.sizing_words.search(text)),
+        "comparison": bool(lex.comparison.search(text)),
     }
+    found["question"] = next((kind for pattern, kind in lex.questions if pattern.search(text)), None)
+    text, budget = _find_budget(text, lex)
+    found["budget"] = message_span(message, budget) if budget else None
+    text, found["utilization"] = _find_utilization(text, lex)
+    text, tensor_parallel = _find_tensor_parallel(text, lex)
 
     text, models = _find_models(text)
-    if models:
-        found["model"], found["model_label"] = models[0]
-        found["other_models"] = tuple(model for model, _ in models[1:])
-    text, found["gpu"], found["card_class"] = _find_card(text)
+    kept = [model for model in models if not model.ruled_out]
+    if kept:
+        found["model"], found["model_label"] = kept[0].model_id, kept[0].label
+        found["other_models"] = tuple(model.model_id for model in kept[1:])
+    text, cards = _find_cards(text, tensor_parallel)
+    if cards:
+        found["gpu"], found["card_class"] = cards[0]
+        found["cards"] = tuple(gpu or card_class or "" for gpu, card_class in cards)
+    found["hardware_kind"] = "apple" if lex.apple.search(text) else "cpu" if lex.cpu.search(text) else None
+    unknown = lex.unknown_hardware.search(text)  # catalog cards are blanked by now
+    if unknown:
+        found["unknown_hardware"] = message_span(message, unknown.group(0))
     text, found["kv_dtype"] = _find_kv_dtype(text, lex)
-    text, precisions = _find_precisions(text, lex)
+    text, hits = _find_precisions(text, lex)
+    precisions = _unique_in_order(precision for _, precision in hits)
     if not precisions and lex.quantized_unspecified.search(text) and not faq:
         precisions, found["precision_assumed"] = (lex.quantized_default,), True
     found["precisions"] = precisions
+    found["model_precisions"] = _precision_per_model(kept, hits)
     found["engine"] = next((engine for pattern, engine in lex.engine if pattern.search(text)), None)
+    text = _digits_for_number_words(text, lex)
+    text, found["head_count"] = _find_head_count(text, lex)
     text, found["users"] = _find_users(text, lex)
     text, found["context"] = _find_context(text, lex)
-    found["tasks"] = next((task for pattern, task in lex.tasks if pattern.search(text)), None)
+    # The workload is read from the whole message: "QLoRA" names a precision and a task at once.
+    found["tasks"] = next((task for pattern, task in lex.tasks if pattern.search(folded)), None)
+    if found["tasks"] == "finetuning" and found["question"] is None:
+        found["question"] = "finetuning"
     return Understanding(language=language, language_confident=confident, faq=faq, **found)
 
 
-def _find_models(text: str) -> tuple[str, list[tuple[str, str]]]:
+def message_span(message: str, folded: str) -> str:
+    """The visitor's own spelling of a folded span when it can be found, else the folded span."""
+    match = re.search(re.escape(folded), message, flags=re.IGNORECASE)
+    return match.group(0) if match else folded
+
+
+def _unique_in_order(items: Iterable[str]) -> tuple[str, ...]:
+    ordered: list[str] = []
+    for item in items:
+        if item not in ordered:
+            ordered.append(item)
+    return tuple(ordered)
+
+
+def _find_budget(text: str, lex: Lexicon) -> tuple[str, str | None]:
+    match = lex.budget.search(text)
+    if not match:
+        return text, None
+    written = next(group for group in match.groups() if group)
+    return _blank(text, match.start(), match.end()), written.strip()
+
+
+def _find_utilization(text: str, lex: Lexicon) -> tuple[str, float | None]:
+    match = lex.utilization.search(text)
+    if not match:
+        return text, None
+    value = parse_number(match.group(1))
+    if value is None or not 0.05 <= value <= 1.0:
+        return text, None
+    return _blank(text, match.start(), match.end()), value
+
+
+def _find_tensor_parallel(text: str, lex: Lexicon) -> tuple[str, int | None]:
+    match = lex.tensor_parallel.search(text)
+    if not match:
+        return text, None
+    return _blank(text, match.start(), match.end()), max(1, int(match.group(1)))
+
+
+def _precision_per_model(models: list[FoundModel], hits: list[tuple[int, str]]) -> tuple[str | None, ...]:
+    """For each model, the first precision written after it and before the next model."""
+    if not models:
+        return ()
+    ordered = sorted(models, key=lambda model: model.position)
+    bounds = [model.position for model in ordered[1:]] + [10**9]
+    per_model: dict[int, str | None] = {}
+    for model, bound in zip(ordered, bounds, strict=True):
+        after = [precision for position, precision in sorted(hits) if model.position <= position < bound]
+        per_model[model.position] = after[0] if after else None
+    return tuple(per_model[model.position] for model in models)
+
+
+@dataclass(frozen=True)
+class FoundModel:
+    position: int  # in the folded message
+    model_id: str
+    label: str
+    ruled_out: bool  # "not the 7B"
+
+
+def _ruled_out(text: str, position: int) -> bool:
+    return bool(lexicon().ruled_out.search(text[max(0, position - 24) : position]))
+
+
+def _find_models(text: str) -> tuple[str, list[FoundModel]]:
     """Catalog aliases first, then "<family> <size>", then a bare size ("70B", "70.000 millones")."""
     cat = catalog()
     lex = lexicon()
-    # Match on the name-key form of the message, mapping positions back is unnecessary because the
-    # blanked text is only used for the later, independent patterns: blank the raw spans by regex.
+    original = text
+    # Aliases are matched on the name-key form of the message; the raw span is then blanked (and
+    # its position taken) by a pattern that tolerates the separators the visitor wrote.
     keyed = name_key(text)
-    found: list[tuple[int, str, str]] = []
+    # Spans an alias has claimed: "mistral small" is not also "mistral". `keyed` keeps sizeless
+    # family names, which the sizes after them need ("llama 3.1 ... 70b").
+    claimed = keyed
+    found: list[FoundModel] = []
     sizeless: list[tuple[int, ModelName]] = []
     for key, model in cat.model_keys:
-        if key not in keyed:
+        if key not in claimed:
             continue
-        match = re.search(rf"(?<![a-z0-9.]){re.escape(key)}(?![a-z0-9])", keyed)
+        match = re.search(rf"(?<![a-z0-9.]){re.escape(key)}(?![a-z0-9])", claimed)
         if match:
+            claimed = _blank(claimed, match.start(), match.end())
             if not re.search(r"\d[bm]\b", key):  # "llama3.1", "mixtral": a family, unless no size follows
-                sizeless.append((match.start(), model))
+                sizeless.append((_name_position(text, key), model))
                 continue
-            found.append((match.start(), model.model_id, model.label))
             keyed = _blank(keyed, match.start(), match.end())
-            text = _blank_name_in_text(text, key)
+            text, position = _blank_name_in_text(text, key)
+            found.append(FoundModel(position, model.model_id, model.label, _ruled_out(original, position)))
     sizes: list[tuple[int, float]] = []
     for pattern in lex.model_size:
         for match in pattern.finditer(text):
@@ -360,26 +492,53 @@ def _find_models(text: str) -> tuple[str, list[tuple[str, str]]]:
             text = _blank(text, match.start(), match.end())
     for position, size_b in sorted(sizes):
         family_model = _family_model(keyed, size_b)
-        if family_model and all(model_id != family_model.model_id for _, model_id, _ in found):
-            found.append((position, family_model.model_id, family_model.label))
+        ruled_out = _ruled_out(original, position)
+        if family_model and all(model.model_id != family_model.model_id for model in found):
+            found.append(FoundModel(position, family_model.model_id, family_model.label, ruled_out))
         elif not family_model:
-            bare = f"{size_b:g}b"
-            found.append((position, bare, f"{size_b:g}B"))
+            found.append(FoundModel(position, f"{size_b:g}b", f"{size_b:g}B", ruled_out))
     if not sizes:  # a family alias with no size ("mixtral", "llama3.1") names the catalog's default
         for position, model in sizeless:
-            if all(model_id != model.model_id for _, model_id, _ in found):
-                found.append((position, model.model_id, model.label))
-    found.sort(key=lambda item: item[0])
-    return text, [(model_id, label) for _, model_id, label in found]
+            if all(found_model.model_id != model.model_id for found_model in found):
+                found.append(
+                    FoundModel(position, model.model_id, model.label, _ruled_out(original, position))
+                )
+    # "un 3b, llama 3.2 3b": a bare size repeating a catalog model named alongside is that model.
+    named = [model for model in found if not _BARE.fullmatch(model.model_id)]
+    found = [
+        model
+        for model in found
+        if not _BARE.fullmatch(model.model_id)
+        or not any(_same_size(model.model_id, other.model_id) for other in named)
+    ]
+    found.sort(key=lambda model: model.position)
+    return text, found
 
 
-def _blank_name_in_text(text: str, key: str) -> str:
-    """Blank the raw spelling of a matched model name, whatever separators it used."""
+_BARE = re.compile(r"\d+(?:\.\d+)?b")
+
+
+def _same_size(bare: str, model_id: str) -> bool:
+    size = float(bare[:-1])
+    model = next((entry for entry in catalog().models if entry.model_id == model_id), None)
+    return model is not None and abs(model.params_b - size) <= 0.1 * size
+
+
+def _name_position(text: str, key: str) -> int:
+    match = re.search(_name_pattern(key), text)
+    return match.start() if match else 0
+
+
+def _name_pattern(key: str) -> str:
     parts = [re.escape(part) for part in re.split(r"\s+", key)]
     # Between parts the raw text may have separators, or nothing where name_key inserted a space.
-    pattern = r"[\s\-_:/()\[\],]*".join(parts)
-    match = re.search(pattern, text)
-    return _blank(text, match.start(), match.end()) if match else text
+    return r"[\s\-_:/()\[\],]*".join(parts)
+
+
+def _blank_name_in_text(text: str, key: str) -> tuple[str, int]:
+    """Blank the raw spelling of a matched model name, whatever separators it used; and where it was."""
+    match = re.search(_name_pattern(key), text)
+    return (_blank(text, match.start(), match.end()), match.start()) if match else (text, 0)
 
 
 def _family_model(keyed_text: str, size_b: float) -> ModelName | None:
@@ -400,43 +559,61 @@ def _count(word: str | None) -> int:
     return int(lexicon().number_words.get(word, 1))
 
 
-def _find_card(text: str) -> tuple[str, str | None, str | None]:
-    """A named card ("2x H100", "RTX 4090 de 24GB") or a card class written as memory ("2x80GB")."""
+def _find_cards(text: str, tensor_parallel: int | None) -> tuple[str, list[tuple[str | None, str | None]]]:
+    """Every card named ("2x H100", "RTX 4090 de 24GB", "a 12 GB card") or card class written as
+    memory ("2x80GB"), in the order written, without those a correction rules out.
+
+    Each is (card spec, None) or (None, class id). A memory figure that is not a class is a generic
+    card of that memory ("24gb"), never the nearest catalog card.
+    """
     cat = catalog()
     lex = lexicon()
+    original = text
+    found: list[tuple[int, str | None, str | None]] = []
     for key, cards in cat.card_keys:
         if key not in text:
             continue
         # A bare number names a card only when it is not a quantity ("4090", not "6000 tokens").
         quantity = r"(?!\s*(?:tokens?|k\b|users?|usuari|gb))" if key.isdigit() else ""
-        match = re.search(rf"(?<![a-z0-9]){re.escape(key)}s?(?![a-z0-9]){quantity}", text)
-        if not match:
-            continue
-        card = _pick_card(cards, text)
-        count_match = lex.card_count.search(text[max(0, match.start() - 12) : match.start()])
-        count = _count(count_match.group(1) if count_match else None)
-        text = _blank(text, match.start(), match.end())
-        memory = lex.card_memory.search(text[match.end() : match.end() + 16])
-        if memory:  # "RTX 4090 de 24GB": the memory repeats the card, it is not a second card
-            start = match.end() + memory.start()
-            text = _blank(text, start, match.end() + memory.end())
-        if count_match:
-            start = max(0, match.start() - 12) + count_match.start()
-            text = _blank(text, start, match.start())
-        return text, card.card_id + (f":{count}" if count > 1 else ""), None
-    memory = lex.card_memory.search(text)
-    if not memory:
-        return text, None, None
-    count = _count(memory.group(1))
-    gigabytes = int(memory.group(2))
-    text = _blank(text, memory.start(), memory.end())
-    class_id = f"{gigabytes}gb" if count == 1 else f"{count}x{gigabytes}gb"
-    if class_id in cat.class_ids:
-        return text, None, class_id
-    sized = _card_with_memory(gigabytes)
-    if sized is None:
-        return text, None, None
-    return text, sized.card_id + (f":{count}" if count > 1 else ""), None
+        # "2x4090": the count's "x" may touch the name.
+        pattern = rf"(?:(?<![a-z0-9])|(?<=\dx)){re.escape(key)}s?(?![a-z0-9]){quantity}"
+        for match in list(re.finditer(pattern, text)):
+            card = _pick_card(cards, text)
+            count_match = lex.card_count.search(text[max(0, match.start() - 12) : match.start()])
+            count = _count(count_match.group(1) if count_match else None)
+            if count == 1 and tensor_parallel:
+                count = tensor_parallel
+            text = _blank(text, match.start(), match.end())
+            memory = lex.card_memory.search(text[match.end() : match.end() + 16])
+            if memory:  # "RTX 4090 de 24GB": the memory repeats the card, it is not a second card
+                start = match.end() + memory.start()
+                text = _blank(text, start, match.end() + memory.end())
+            if count_match:
+                start = max(0, match.start() - 12) + count_match.start()
+                text = _blank(text, start, match.start())
+            spec = card.card_id + (f":{count}" if count > 1 else "")
+            found.append((match.start(), spec, None))
+    for memory in list(lex.card_memory.finditer(text)):
+        gigabytes = int(memory.group(2))
+        if gigabytes < 10 and not lex.card_memory_words.search(text):
+            continue  # "8 GB of weights" is not a card; "an 8 GB card" is
+        count = _count(memory.group(1))
+        if count == 1 and tensor_parallel:
+            count = tensor_parallel
+        text = _blank(text, memory.start(), memory.end())
+        class_id = f"{gigabytes}gb" if count == 1 else f"{count}x{gigabytes}gb"
+        if class_id in cat.class_ids:
+            found.append((memory.start(), None, class_id))
+        else:
+            found.append((memory.start(), f"{gigabytes}gb" + (f":{count}" if count > 1 else ""), None))
+    kept = [
+        (gpu, card_class) for position, gpu, card_class in sorted(found) if not _ruled_out(original, position)
+    ]
+    unique: list[tuple[str | None, str | None]] = []
+    for item in kept:
+        if item not in unique:
+            unique.append(item)
+    return text, unique
 
 
 def _pick_card(cards: tuple[CardName, ...], text: str) -> CardName:
@@ -448,33 +625,22 @@ def _pick_card(cards: tuple[CardName, ...], text: str) -> CardName:
     return max(cards, key=lambda card: card.memory_gb)
 
 
-def _card_with_memory(gigabytes: int) -> CardName | None:
-    """The first catalog card whose memory is within 8% of the figure the visitor wrote."""
-    for card in catalog().cards:
-        if abs(card.memory_gb - gigabytes) <= 0.08 * gigabytes:
-            return card
-    return None
-
-
 def _find_kv_dtype(text: str, lex: Lexicon) -> tuple[str, str | None]:
     match = lex.kv_cache.search(text)
     if not match:
         return text, None
-    written = re.sub(r"[\s_-]", "", match.group(1) or match.group(2))
+    written = re.sub(r"[\s_-]", "", next(group for group in match.groups() if group))
     return _blank(text, match.start(), match.end()), lex.kv_ids.get(written)
 
 
-def _find_precisions(text: str, lex: Lexicon) -> tuple[str, tuple[str, ...]]:
+def _find_precisions(text: str, lex: Lexicon) -> tuple[str, list[tuple[int, str]]]:
+    """Every weights precision written, with its position, in the order written."""
     hits: list[tuple[int, str]] = []
     for pattern, precision in lex.precision:
         for match in pattern.finditer(text):
             hits.append((match.start(), precision))
             text = _blank(text, match.start(), match.end())
-    ordered: list[str] = []
-    for _, precision in sorted(hits):
-        if precision not in ordered:
-            ordered.append(precision)
-    return text, tuple(ordered)
+    return text, sorted(hits)
 
 
 def _scaled(raw: str, suffix: str | None, k: int) -> int | None:
@@ -488,11 +654,33 @@ def _scaled(raw: str, suffix: str | None, k: int) -> int | None:
     return int(value) if value >= 1 else None
 
 
-def _find_users(text: str, lex: Lexicon) -> tuple[str, int | None]:
+def _digits_for_number_words(text: str, lex: Lexicon) -> str:
+    """ "twenty users", "eramos cuatro", "a dozen people at once" -> digits, same length kept."""
+    after = "|".join(rf"(?<=\b{word} )" for word in lex.number_word_after)
     for word, number in lex.number_words.items():
-        text = re.sub(
-            rf"\b{word}\b(?=\s+(?:concurrent|usuari|users?|personas|people|simult))", str(number), text
-        )
+        pattern = rf"(?:{after}){word}\b|\b(?:an? |una )?{word}\b{lex.number_word_context}"
+        text = re.sub(pattern, _as_digits(number), text)
+    return text
+
+
+def _as_digits(number: int) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        return str(number).ljust(len(match.group(0)))
+
+    return replace
+
+
+def _find_head_count(text: str, lex: Lexicon) -> tuple[str, int | None]:
+    for pattern in lex.head_count:
+        match = pattern.search(text)
+        if match:
+            value = parse_number(match.group(1))
+            if value and value >= 1:
+                return _blank(text, match.start(), match.end()), int(value)
+    return text, None
+
+
+def _find_users(text: str, lex: Lexicon) -> tuple[str, int | None]:
     for pattern in lex.users:
         match = pattern.search(text)
         if match:

@@ -1,0 +1,569 @@
+"""Answers to what was asked when it is not only "does it fit": reverse searches, comparisons,
+speed, KV bytes, the smallest card, fine-tuning, and the notes on what an answer assumed.
+
+Each function takes the conversation's plan, runs the calculator (`tools.calculate_vram`,
+`tools.reverse`) and returns the lead sentences from `data/templates.yaml` with the results
+they quote. The tokens-per-second figure is the calculator's single-stream decode estimate
+(`CardOption.decode_tokens_per_s`); `decode_rate` is the one place to swap in a fuller
+latency/throughput estimate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any
+
+from assistant.offline import composer
+from assistant.offline.composer import count, gb, precision_label, users_label, users_short
+from assistant.offline.sizing import SizingPlan, calculate, head_count_share
+from assistant.offline.texts import Texts
+from assistant.offline.understanding import Understanding, load_yaml
+from tools import CardOption, SizingRequest, SizingResult, card_classes, default_engine, list_cards
+from tools.calculator import ENGINE_LABELS
+from tools.cards import is_generic, resolve_card
+from tools.catalog import resolve
+from tools.errors import SizingError
+from tools.reverse import GPU_COUNTS, fewest_gpus, largest_model, longest_context, smallest_card
+
+GB = 1e9
+
+
+@lru_cache(maxsize=1)
+def rules() -> dict[str, Any]:
+    """data/rules_of_thumb.yaml: pages per hour, fine-tuning bytes per parameter."""
+    loaded: dict[str, Any] = load_yaml("rules_of_thumb.yaml")
+    return loaded
+
+
+@dataclass
+class Asked:
+    """The answer to one question: lead sentences, the results they quote, the one result whose
+    arithmetic is shown, and what must still be asked."""
+
+    lead: list[str]
+    results: list[SizingResult] = field(default_factory=list)
+    block: SizingResult | None = None
+    table: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    # Slots the answer settles for the rest of the conversation ("the largest model" found).
+    settles: dict[str, str] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def card_label(spec: str | None, lang: str) -> str:
+    """A card spec or class id in words: "2× H100 80GB (SXM)", "48GB class (L40S, L40)"."""
+    if not spec:
+        return ""
+    for card_class in card_classes():
+        if card_class.id == spec:
+            return card_class.labels.get(lang, card_class.label)
+    name, _, times = spec.partition(":")
+    label = resolve_card(name).name
+    return f"{times}× {label}" if times and times != "1" else label
+
+
+def class_card(spec: str) -> str:
+    """A class id to the card its verdicts rest on (the member with the least usable memory)."""
+    for card_class in card_classes():
+        if card_class.id == spec:
+            members = [card for card in list_cards() if card.id in card_class.cards]
+            tightest = min(members, key=lambda card: card.usable_gb)
+            return tightest.id + (f":{card_class.gpus}" if card_class.gpus > 1 else "")
+    return spec
+
+
+def request_for(plan: SizingPlan, precision: str | None = None, gpu: str | None = None) -> SizingRequest:
+    """The plan's request at one precision on one card (or across the classes when gpu is None)."""
+    chosen = precision or plan.precisions[0]
+    return SizingRequest(
+        model=plan.model,
+        precision=chosen,
+        context=plan.context,
+        users=plan.users,
+        kv_dtype=plan.kv_dtype,
+        engine=plan.engine or default_engine(chosen),
+        gpu=gpu,
+        lang=plan.language,
+        **({"gpu_memory_utilization": plan.utilization} if plan.utilization else {}),
+    )
+
+
+def decode_rate(option: CardOption) -> float | None:
+    """Tokens per second for one stream on this option (the calculator's bandwidth estimate)."""
+    return option.decode_tokens_per_s
+
+
+def _common(result: SizingResult, option: CardOption, texts: Texts) -> dict[str, str]:
+    return {
+        "model": result.model.name,
+        "precision": precision_label(result.precision, texts),
+        "card": option.label,
+        "option": option.label,
+        "total_gb": gb(result.total_gb, texts),
+        "usable_gb": gb(option.usable_gb, texts),
+        "headroom_gb": gb(option.headroom_gb, texts),
+        "max_users": users_label(option.max_concurrent_sequences, texts),
+        "users": users_label(result.users, texts),
+        "context": count(result.context, texts),
+    }
+
+
+# --------------------------------------------------------------------------- notes
+
+
+def notes(plan: SizingPlan | None, reading: Understanding, texts: Texts) -> list[str]:
+    """What the answer assumed or could not use, said plainly, in the lead."""
+    out: list[str] = []
+    if reading.unknown_hardware and not reading.cards:
+        out.append(texts.fill("hardware_unknown", name=reading.unknown_hardware))
+    if plan is not None:
+        spec = plan.gpu or ""
+        name = spec.partition(":")[0]
+        if name and is_generic(name):
+            gigabytes = int(name[:-2])
+            if reading.unknown_hardware:
+                out.append(texts.fill("hardware_unknown_sized", name=reading.unknown_hardware))
+            if reading.hardware_kind == "apple":
+                out.append(texts.fill("hardware_apple", gb=gigabytes))
+            elif reading.hardware_kind == "cpu":
+                out.append(texts.fill("hardware_cpu", gb=gigabytes))
+            else:
+                out.append(texts.fill("hardware_generic", gb=gigabytes, mib=count(gigabytes * 1024, texts)))
+        if reading.head_count and not plan.head_count:
+            out.append(
+                texts.fill(
+                    "head_count_kept",
+                    head_count=count(reading.head_count, texts),
+                    users=count(plan.users, texts),
+                )
+            )
+        if plan.head_count:
+            out.append(
+                texts.fill(
+                    "head_count_note",
+                    head_count=count(plan.head_count, texts),
+                    users=count(plan.users, texts),
+                    share=f"{head_count_share() * 100:g}",
+                )
+            )
+        limit = _context_limit(plan)
+        if limit and plan.context > limit:
+            out.append(texts.fill("context_over_limit", model=_model_name(plan), limit=count(limit, texts)))
+        if "engine_default" in plan.assumed:
+            out.append(
+                texts.fill(
+                    "engine_default_note",
+                    model=_model_name(plan),
+                    precision=precision_label(plan.precisions[0], texts),
+                    engine=ENGINE_LABELS.get(plan.engine or "", plan.engine or ""),
+                )
+            )
+        if "native" in plan.assumed:
+            out.append(
+                texts.fill(
+                    "native_note",
+                    model=_model_name(plan),
+                    precision=precision_label(plan.precisions[0], texts),
+                )
+            )
+    if reading.budget:
+        out.append(texts.fill("budget_note", budget=reading.budget))
+    elif reading.question == "price":
+        out.append(texts["price_note"])
+    return out
+
+
+def escalation(plan: SizingPlan, result: SizingResult, texts: Texts) -> list[str]:
+    """When the named card does not hold the request: the smallest count of that card that does;
+    when no card class does and nothing beyond them was found: the fewest GPUs of any card."""
+    option = result.options[0] if result.options else None
+    if not plan.gpu and not plan.card_class and result.options and not result.recommended:
+        if result.alternatives:
+            return []
+        found_any = fewest_gpus(request_for(plan, result.precision))
+        if found_any.result is None or found_any.count is None:
+            return []
+        best_any = found_any.result.options[0]
+        return [
+            texts.fill(
+                "escalate_any",
+                count=found_any.count,
+                card=card_label(found_any.card, texts.language),
+                max_users=users_label(best_any.max_concurrent_sequences, texts),
+                context=count(result.context, texts),
+            )
+        ]
+    if not plan.gpu or option is None or option.fits:
+        return []
+    card = plan.gpu.partition(":")[0]
+    found = fewest_gpus(request_for(plan, result.precision), card)
+    label = card_label(card, texts.language)
+    if found.result is None or found.count is None:
+        return [texts.fill("escalate_none", count=GPU_COUNTS[-1], card=label)]
+    best = found.result.options[0]
+    return [
+        texts.fill(
+            "escalate",
+            count=found.count,
+            card=label,
+            max_users=users_label(best.max_concurrent_sequences, texts),
+            context=count(result.context, texts),
+        )
+    ]
+
+
+def _context_limit(plan: SizingPlan) -> int | None:
+    try:
+        return resolve(plan.model, plan.language).arch.max_position_embeddings
+    except SizingError:
+        return None
+
+
+def _model_name(plan: SizingPlan) -> str:
+    return calculate(request_for(plan)).model.name
+
+
+# --------------------------------------------------------------------------- leads of a sizing answer
+
+
+def sizing_lead(
+    question: str | None, result: SizingResult, option: CardOption | None, texts: Texts
+) -> list[str]:
+    """For "how fast", "pages per hour" and "KV bytes per token": the number asked, first."""
+    if question == "kv_bytes":
+        per_seq = result.kv_bytes_per_token * result.context / GB
+        return [
+            texts.fill(
+                "lead_kv",
+                model=result.model.name,
+                kv_bytes=count(result.kv_bytes_per_token, texts),
+                kv=result.kv_dtype,
+                per_seq_gb=gb(per_seq, texts),
+                context=count(result.context, texts),
+                kv_total_gb=gb(result.kv_cache_gb, texts),
+                users=users_label(result.users, texts),
+            )
+        ]
+    if question not in ("throughput", "pages") or option is None:
+        return []
+    rate = decode_rate(option)
+    if not rate and not option.fits:
+        return [texts.fill("lead_throughput_no_fit", option=option.label)]
+    if not rate:
+        return [texts.fill("lead_throughput_unknown", option=option.label)]
+    common = _common(result, option, texts)
+    if question == "pages":
+        per_page = int(rules()["tokens_per_page"])
+        pages = rate * 3600 / per_page
+        return [
+            texts.fill(
+                "lead_pages",
+                pages=count(round(pages), texts),
+                rate=count(round(rate), texts),
+                tokens_per_page=count(per_page, texts),
+                words_per_page=count(int(rules()["words_per_page"]), texts),
+                **{k: v for k, v in common.items() if k not in ("users",)},
+            )
+        ]
+    return [texts.fill("lead_throughput", rate=count(round(rate), texts), **common)]
+
+
+# --------------------------------------------------------------------------- reverse questions
+
+
+def answer_largest(plan: SizingPlan, gpu: str, precision_named: bool, texts: Texts) -> Asked:
+    precision = plan.precisions[0] if precision_named else "int4"
+    request = request_for(plan, precision, gpu).model_copy(update={"model": ""})
+    found = largest_model(gpu, request)
+    if found.result is None:
+        lead = texts.fill(
+            "lead_largest_none",
+            card=card_label(gpu, texts.language),
+            precision=precision_label(precision, texts),
+            users=users_label(plan.users, texts),
+            context=count(plan.context, texts),
+        )
+        return Asked(lead=[lead])
+    result = found.result
+    option = result.options[0]
+    lead = texts.fill("lead_largest", **_common(result, option, texts))
+    settles = {"model": result.model.id, "precision": result.precision}
+    return Asked(lead=[lead], results=[result], block=result, settles=settles)
+
+
+def answer_context(plan: SizingPlan, texts: Texts) -> Asked:
+    gpu = plan.gpu or class_card(plan.card_class or "")
+    found = longest_context(request_for(plan, gpu=gpu))
+    base = calculate(request_for(plan, gpu=gpu).model_copy(update={"context": max(found.context, 128)}))
+    option = base.options[0]
+    common = _common(base, option, texts)
+    if found.result is None:
+        common["context"] = count(128, texts)
+        return Asked(lead=[texts.fill("lead_context_none", **common)], results=[base], block=base)
+    key = "lead_context_capped" if found.capped_by_model else "lead_context"
+    lead = texts.fill(key, kv_bytes=count(base.kv_bytes_per_token, texts), **common)
+    return Asked(lead=[lead], results=[found.result], block=found.result)
+
+
+def answer_gpus(plan: SizingPlan, texts: Texts) -> Asked:
+    named = plan.gpu or (class_card(plan.card_class) if plan.card_class else None)
+    card = named.partition(":")[0] if named else None
+    found = fewest_gpus(request_for(plan), card)
+    if found.result is None or found.count is None:
+        largest = GPU_COUNTS[-1]
+        label = card_label(found.card, texts.language)
+        result = calculate(request_for(plan))
+        lead = texts.fill(
+            "lead_gpus_none",
+            model=result.model.name,
+            precision=precision_label(result.precision, texts),
+            count=largest,
+            card=label,
+        )
+        return Asked(lead=[lead], results=[result], block=result)
+    result = found.result
+    option = result.options[0]
+    common = _common(result, option, texts)
+    common["card"] = card_label(found.card, texts.language)
+    key = "lead_gpus_any" if card is None else "lead_gpus_one" if found.count == 1 else "lead_gpus"
+    lead = texts.fill(key, count=found.count, **common)
+    return Asked(lead=[lead, texts["gpus_counts_note"]], results=[result], block=result)
+
+
+def answer_cheapest(plan: SizingPlan, texts: Texts) -> Asked:
+    result = smallest_card(request_for(plan))
+    if result is None:
+        return Asked(lead=[texts["lead_cheapest_none"]])
+    option = result.options[0]
+    return Asked(
+        lead=[texts.fill("lead_cheapest", **_common(result, option, texts))], results=[result], block=result
+    )
+
+
+# --------------------------------------------------------------------------- comparisons
+
+
+def answer_comparison(sides: list[SizingPlan], texts: Texts, question: str | None = None) -> Asked:
+    """Each side sized on its card; the lead names which wins and why."""
+    evaluated: list[tuple[SizingResult, CardOption]] = []
+    for side in sides:
+        gpu = side.gpu or side.card_class
+        result = calculate(request_for(side, gpu=gpu)) if gpu else calculate(request_for(side))
+        option = (
+            composer.focus_option(result, replace(side, gpu=gpu))
+            if gpu
+            else composer.recommended_option(result)
+        )
+        option = option or result.options[-1]
+        evaluated.append((result, option))
+    cards_compared = (
+        len({option.label for _, option in evaluated}) > 1
+        and len({(result.model.id, result.precision) for result, _ in evaluated}) == 1
+    )
+    first, second = evaluated[0], evaluated[1]
+    rows = [texts["compare_header"], texts["compare_rule"]]
+    for result, option in evaluated:
+        side_text = texts.fill(
+            "compare_side", model=result.model.name, precision=precision_label(result.precision, texts)
+        )
+        rows.append(
+            texts.fill(
+                "compare_row",
+                side=side_text if not cards_compared else option.label,
+                total_gb=gb(result.total_gb, texts),
+                option=option.label,
+                fits=texts["fits_yes"] if option.fits else texts["fits_no"],
+                headroom_gb=gb(option.headroom_gb, texts),
+                max_users=count(option.max_concurrent_sequences, texts),
+            )
+        )
+    fitting = [pair for pair in evaluated if pair[1].fits]
+    lead: list[str] = []
+    rates = [(decode_rate(option) or 0.0, (result, option)) for result, option in evaluated if option.fits]
+    if cards_compared and question in ("throughput", "pages") and len(rates) > 1 and all(r for r, _ in rates):
+        fastest = max(rates, key=lambda item: item[0])
+        slowest = min(rates, key=lambda item: item[0])
+        winner = fastest[1]
+        lead.append(
+            texts.fill(
+                "compare_faster",
+                winner=fastest[1][1].label,
+                loser=slowest[1][1].label,
+                rate=count(round(fastest[0]), texts),
+                other_rate=count(round(slowest[0]), texts),
+            )
+        )
+    elif cards_compared:
+        what = texts.fill(
+            "compare_what", model=first[0].model.name, precision=precision_label(first[0].precision, texts)
+        )
+        if len(fitting) == 1:
+            winner = fitting[0]
+            loser = next(pair for pair in evaluated if pair is not winner)
+            lead.append(
+                texts.fill(
+                    "compare_one_fits",
+                    winner=winner[1].label,
+                    loser=loser[1].label,
+                    what=what,
+                    short_gb=gb(max(0.0, -loser[1].headroom_gb), texts),
+                )
+            )
+        elif fitting:
+            winner = min(fitting, key=lambda pair: pair[1].usable_gb)
+            loser = next(pair for pair in fitting if pair is not winner)
+            lead.append(
+                texts.fill(
+                    "compare_both_fit",
+                    winner=winner[1].label,
+                    loser=loser[1].label,
+                    what=what,
+                    headroom_gb=gb(winner[1].headroom_gb, texts),
+                    max_users=users_short(winner[1].max_concurrent_sequences, texts),
+                    other_headroom_gb=gb(loser[1].headroom_gb, texts),
+                    other_max_users=users_short(loser[1].max_concurrent_sequences, texts),
+                )
+            )
+        else:
+            winner = max(evaluated, key=lambda pair: pair[1].headroom_gb)
+            lead.append(
+                texts.fill(
+                    "compare_neither",
+                    what=what,
+                    first=first[1].label,
+                    first_short=gb(-first[1].headroom_gb, texts),
+                    second=second[1].label,
+                    second_short=gb(-second[1].headroom_gb, texts),
+                )
+            )
+    else:
+        mixed = len({option.label for _, option in evaluated}) > 1  # each model on its own card
+
+        def side_name(pair: tuple[SizingResult, CardOption]) -> str:
+            return texts.fill(
+                "compare_side_on" if mixed else "compare_side",
+                model=pair[0].model.name,
+                precision=precision_label(pair[0].precision, texts),
+                card=pair[1].label,
+            )
+
+        card = first[1].label
+        prefix = "compare_pairs" if mixed else "compare_models"
+        if mixed and len(fitting) > 1:
+            winner = min(fitting, key=lambda pair: pair[1].usable_gb)
+            loser = next(pair for pair in fitting if pair is not winner)
+            lead.append(
+                texts.fill(
+                    "compare_pairs_both",
+                    winner=side_name(winner),
+                    loser=side_name(loser),
+                    headroom_gb=gb(winner[1].headroom_gb, texts),
+                    max_users=users_short(winner[1].max_concurrent_sequences, texts),
+                    other_headroom_gb=gb(loser[1].headroom_gb, texts),
+                    other_max_users=users_short(loser[1].max_concurrent_sequences, texts),
+                )
+            )
+        elif len(fitting) == 1:
+            winner = fitting[0]
+            loser = next(pair for pair in evaluated if pair is not winner)
+            lead.append(
+                texts.fill(
+                    f"{prefix}_one",
+                    winner=side_name(winner),
+                    loser=side_name(loser),
+                    card=card,
+                    short_gb=gb(max(0.0, -loser[1].headroom_gb), texts),
+                )
+            )
+        elif fitting:
+            winner = max(fitting, key=lambda pair: (pair[1].max_concurrent_sequences, pair[1].headroom_gb))
+            loser = next(pair for pair in fitting if pair is not winner)
+            lead.append(
+                texts.fill(
+                    "compare_models_both",
+                    winner=side_name(winner),
+                    loser=side_name(loser),
+                    card=card,
+                    headroom_gb=gb(winner[1].headroom_gb, texts),
+                    max_users=users_short(winner[1].max_concurrent_sequences, texts),
+                    other_headroom_gb=gb(loser[1].headroom_gb, texts),
+                    other_max_users=users_short(loser[1].max_concurrent_sequences, texts),
+                )
+            )
+        else:
+            winner = max(evaluated, key=lambda pair: pair[1].headroom_gb)
+            lead.append(
+                texts.fill(
+                    f"{prefix}_neither",
+                    card=card,
+                    first=side_name(first),
+                    first_short=gb(-first[1].headroom_gb, texts),
+                    second=side_name(second),
+                    second_short=gb(-second[1].headroom_gb, texts),
+                )
+            )
+        lead.append(texts["compare_models_quality"])
+    if cards_compared and len(evaluated) > 2:
+        short = [option.label for _, option in evaluated if not option.fits]
+        if short and fitting:
+            lead.append(texts.fill("compare_others_short", options=texts["note_or"].join(short)))
+    results = [result for result, _ in evaluated]
+    return Asked(lead=lead, results=results, block=winner[0], table=rows)
+
+
+# --------------------------------------------------------------------------- fine-tuning
+
+
+def answer_finetuning(plan: SizingPlan | None, texts: Texts) -> Asked:
+    """The articles' rules of thumb, with the model's weights from the calculator."""
+    if plan is None:
+        return Asked(lead=[texts["finetune_generic"]])
+    lora = calculate(request_for(plan, str(rules()["lora_base_precision"])))
+    qlora = calculate(request_for(plan, str(rules()["qlora_base_precision"])))
+    full_gb = lora.model.params * int(rules()["full_finetune_bytes_per_param"]) / GB
+    lead = texts.fill(
+        "finetune_lead",
+        model=lora.model.name,
+        lora_gb=gb(lora.weights_gb, texts),
+        qlora_gb=gb(qlora.weights_gb, texts),
+        full_gb=gb(math.ceil(full_gb * 10) / 10, texts),
+    )
+    sentences = [lead]
+    gpu = plan.gpu or (class_card(plan.card_class) if plan.card_class else None)
+    if gpu:
+        facts = card_facts_of(gpu)
+        usable = facts.usable_gb * facts.count
+
+        def left(weights_gb: float) -> str:
+            room = usable - weights_gb
+            if room >= 0:
+                return texts.fill("finetune_left", gb=gb(room, texts))
+            return texts.fill("finetune_short", gb=gb(-room, texts))
+
+        sentences.append(
+            texts.fill(
+                "finetune_on_card",
+                card=card_label(gpu, texts.language),
+                usable_gb=gb(usable, texts),
+                lora_left=left(lora.weights_gb),
+                qlora_left=left(qlora.weights_gb),
+                full_cards=math.ceil(full_gb / usable),
+            )
+        )
+    sentences.append(texts["finetune_serving"])
+    return Asked(lead=sentences, results=[lora, qlora])
+
+
+@dataclass(frozen=True)
+class CardCount:
+    usable_gb: float  # per card
+    count: int
+
+
+def card_facts_of(spec: str) -> CardCount:
+    name, _, times = spec.partition(":")
+    return CardCount(resolve_card(name).usable_gb, int(times) if times else 1)

@@ -1,0 +1,80 @@
+"""How well the offline assistant answers the question the visitor asked.
+
+Run:  PYTHONPATH=. .venv/bin/python benchmarks/conversation.py [--sealed | --fresh] [--failures]
+
+Scores the held-out conversation set (tests/golden/conversation_heldout*.jsonl; with --sealed the
+sealed split, with --fresh the split written last) with tests/conversation_scoring.py: per kind and per language, the share of
+questions whose every check passes and the share of checks passed, then the median length of a
+sizing answer's lead (what comes before its table and arithmetic block) and of a plain sizing
+answer up to its arithmetic block (lead and table). --failures lists the
+failed checks of each question.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.conversation_scoring import Score, load, score_conversations, score_singles
+
+
+def table(scores: list[Score], key: str) -> list[str]:
+    groups: dict[str, list[Score]] = defaultdict(list)
+    for score in scores:
+        groups[getattr(score, key)].append(score)
+    lines = [f"{key:<22} {'passed':>10} {'checks':>8}"]
+    for name in sorted(groups):
+        group = groups[name]
+        passed = sum(score.passed for score in group)
+        checks = [ok for score in group for ok in score.checks.values()]
+        lines.append(f"{name:<22} {passed:>4}/{len(group):<5} {sum(checks) / len(checks):>7.0%}")
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sealed", action="store_true", help="score the sealed split")
+    parser.add_argument("--fresh", action="store_true", help="score the fresh split (written last)")
+    parser.add_argument("--failures", action="store_true", help="list each question's failed checks")
+    args = parser.parse_args()
+    split = "sealed" if args.sealed else "fresh" if args.fresh else "heldout"
+    singles = score_singles(load(f"conversation_{split}.jsonl"))
+    conversations = score_conversations(load(f"conversation_{split}_turns.jsonl"))
+    scores = singles + conversations
+    print(f"Conversation set: {split} ({len(singles)} questions, {len(conversations)} conversations)\n")
+    print("\n".join(table(scores, "kind")))
+    print()
+    print("\n".join(table(singles, "lang")))
+    passed = sum(score.passed for score in scores)
+    print(f"\nall: {passed}/{len(scores)} = {passed / len(scores):.0%}")
+    leads = [score.lead_chars for score in singles if score.sizing and score.lead_chars is not None]
+    if leads:
+        print(
+            f"median lead of a sizing answer: {statistics.median(leads):.0f} characters ({len(leads)} answers)"
+        )
+    before = [
+        score.before_arithmetic_chars
+        for score in singles
+        if score.sizing and score.kind == "plain" and score.before_arithmetic_chars is not None
+    ]
+    if before:
+        print(f"median plain sizing answer before its arithmetic: {statistics.median(before):.0f} characters")
+    whole = [score.answer_chars for score in singles if score.sizing and score.answer_chars is not None]
+    if whole:
+        print(f"median whole sizing answer: {statistics.median(whole):.0f} characters")
+    if args.failures:
+        print()
+        for score in scores:
+            failed = [name for name, ok in score.checks.items() if not ok]
+            if failed:
+                print(f"{score.case_id}: {', '.join(failed)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
