@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from tools import SizingRequest, calculate_vram, list_cards, list_models
+from tools import SizingRequest, calculate_vram, list_models
 from tools.cards import parse_gpu_spec, resolve_card
 from tools.errors import SizingError
-from tools.reverse import GPU_COUNTS, fewest_gpus, largest_model, longest_context, smallest_card
+from tools.reverse import (
+    GPU_COUNTS,
+    fewest_gpus,
+    largest_model,
+    longest_context,
+    searched_cards,
+    smallest_card,
+)
 
 
 def fits(**request: object) -> bool:
@@ -66,6 +73,6 @@ def test_the_smallest_card_is_the_least_memory_that_holds_it() -> None:
     result = smallest_card(request)
     assert result is not None and result.options[0].fits
     chosen = resolve_card(result.options[0].card or "")
-    for card in list_cards():
+    for card in searched_cards():
         if card.memory_mib < chosen.memory_mib:
             assert not fits(**{**request.model_dump(), "gpu": card.id}), card.id

@@ -17,7 +17,7 @@ from tools.calculator import Scenario, build_scenario, calculate_vram, candidate
 from tools.cards import list_cards
 from tools.catalog import list_models, resolve
 from tools.errors import InvalidInputError, SizingError
-from tools.schemas import SizingRequest, SizingResult
+from tools.schemas import Card, SizingRequest, SizingResult
 
 # GPU counts a "how many" answer names: servers carry 1, 2, 4 or 8 cards and tensor parallelism
 # splits attention heads evenly (vLLM requires the head count to divide by it); past 8, whole
@@ -50,6 +50,15 @@ class GpuCount(BaseModel):
     card: str
     count: int | None
     result: SizingResult | None
+
+
+HOST_KINDS = ("apple", "cpu")
+
+
+def searched_cards() -> list[Card]:
+    """The cards a search proposes: the quoted line-up of GPUs (`suggested` in cards.json). Other
+    cards, Macs and CPU hosts are sized when a visitor names them, never offered unasked."""
+    return [card for card in list_cards() if card.suggested and card.kind not in HOST_KINDS]
 
 
 def _fits(request: SizingRequest) -> SizingResult | None:
@@ -114,7 +123,7 @@ def longest_context(request: SizingRequest) -> LongestContext:
 def fewest_gpus(request: SizingRequest, card: str | None = None) -> GpuCount:
     """The smallest count in GPU_COUNTS of `card` (or of the best catalog card when None) that fits;
     between cards with the same count, the one with less memory."""
-    cards = [card] if card else [entry.id for entry in list_cards()]
+    cards = [card] if card else [entry.id for entry in searched_cards()]
     memory = {entry.id: entry.memory_mib for entry in list_cards()}
     best: tuple[int, int, str] | None = None  # (count, memory per card, card id)
     scenario = build_scenario(request)  # the card is all that changes below
@@ -135,8 +144,8 @@ def fewest_gpus(request: SizingRequest, card: str | None = None) -> GpuCount:
 
 
 def smallest_card(request: SizingRequest) -> SizingResult | None:
-    """The single catalog card with the least memory that holds the request, calculated on it."""
-    for card in sorted(list_cards(), key=lambda entry: entry.memory_mib):
+    """The searched card with the least memory that holds the request, calculated on it."""
+    for card in sorted(searched_cards(), key=lambda entry: entry.memory_mib):
         found = _fits(request.model_copy(update={"gpu": card.id}))
         if found:
             return found
@@ -151,5 +160,6 @@ __all__ = [
     "fewest_gpus",
     "largest_model",
     "longest_context",
+    "searched_cards",
     "smallest_card",
 ]
