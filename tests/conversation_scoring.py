@@ -100,6 +100,11 @@ def _fits(request: dict[str, Any], lang: str = "en") -> bool:
     return bool(result and result.options and result.options[0].fits)
 
 
+def _quoted(card: Any) -> bool:
+    """A GPU of the line-up we quote: Macs, CPU hosts and cards sized only when named are not."""
+    return bool(card.suggested) and card.kind not in ("apple", "cpu")
+
+
 def oracle_number(spec: dict[str, Any], lang: str) -> tuple[str, Any]:
     """('number', value) or ('name', text): what the answer's lead must state."""
     what = spec["what"]
@@ -139,7 +144,7 @@ def oracle_number(spec: dict[str, Any], lang: str) -> tuple[str, Any]:
                 high = middle
         return "number", low
     if what == "fewest_gpus":
-        cards = [spec["card"]] if spec["card"] else [card.id for card in list_cards()]
+        cards = [spec["card"]] if spec["card"] else [card.id for card in list_cards() if _quoted(card)]
         options = []
         for card in cards:
             for count in GPU_COUNTS:
@@ -149,7 +154,8 @@ def oracle_number(spec: dict[str, Any], lang: str) -> tuple[str, Any]:
         return "number", min(options)
     if what == "smallest_card":
         request = spec["request"]
-        fitting = [card for card in list_cards() if _fits({**request, "gpu": card.id})]
+        # Among the cards we quote (the catalog's `suggested` GPUs), as a salesperson would answer.
+        fitting = [card for card in list_cards() if _quoted(card) and _fits({**request, "gpu": card.id})]
         return "name", min(fitting, key=lambda card: card.memory_mib).name
     raise ValueError(what)
 

@@ -255,6 +255,7 @@ class Catalog:
     models: tuple[ModelName, ...]
     families: frozenset[str]
     card_keys: tuple[tuple[str, tuple[CardName, ...]], ...]
+    spelled_card_keys: frozenset[str]  # keys that are a catalog card's own name, id or alias
     cards: tuple[CardName, ...]
     class_ids: frozenset[str]
 
@@ -297,11 +298,12 @@ def catalog() -> Catalog:
             keyed_cards.setdefault(key, []).append(entry_card)
         short = re.sub(r"\s+", " ", _CARD_NOISE.sub(" ", card_key(card.name))).strip()
         derived.append((short, entry_card))
-    # Names the catalog spells out win over short names derived here: "H100" is the catalog's
-    # alias of the SXM card, even though "H100 80GB (PCIe)" also shortens to "h100".
-    spelled = set(keyed_cards)
+    spelled = frozenset(keyed_cards)
+    # Names the catalog spells out come first under a key, short names derived here after them:
+    # "H100" is the catalog's alias of the SXM card, though "H100 NVL" also shortens to "h100".
+    # A memory figure in the text still picks a derived one ("A100 de 40GB"), see _pick_card.
     for key, entry_card in derived:
-        if len(key) >= 2 and key not in spelled and entry_card not in keyed_cards.setdefault(key, []):
+        if len(key) >= 2 and entry_card not in keyed_cards.setdefault(key, []):
             keyed_cards[key].append(entry_card)
 
     def longest_first(keys: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -312,6 +314,7 @@ def catalog() -> Catalog:
         models=tuple(models),
         families=frozenset(model.family for model in models),
         card_keys=tuple((key, tuple(found)) for key, found in longest_first(keyed_cards)),
+        spelled_card_keys=spelled,
         cards=tuple(cards),
         class_ids=frozenset(card_class.id for card_class in tools.card_classes()),
     )
@@ -578,7 +581,7 @@ def _find_cards(text: str, tensor_parallel: int | None) -> tuple[str, list[tuple
         # "2x4090": the count's "x" may touch the name.
         pattern = rf"(?:(?<![a-z0-9])|(?<=\dx)){re.escape(key)}s?(?![a-z0-9]){quantity}"
         for match in list(re.finditer(pattern, text)):
-            card = _pick_card(cards, text)
+            card = _pick_card(cards, text, key in cat.spelled_card_keys)
             count_match = lex.card_count.search(text[max(0, match.start() - 12) : match.start()])
             count = _count(count_match.group(1) if count_match else None)
             if count == 1 and tensor_parallel:
@@ -616,13 +619,14 @@ def _find_cards(text: str, tensor_parallel: int | None) -> tuple[str, list[tuple
     return text, unique
 
 
-def _pick_card(cards: tuple[CardName, ...], text: str) -> CardName:
-    """Among cards sharing a short name ("A100" 40/80GB), the one whose memory is written, else the largest."""
-    compact = text.replace(" gb", "gb")
+def _pick_card(cards: tuple[CardName, ...], text: str, spelled: bool = False) -> CardName:
+    """Among cards sharing a short name ("A100" 40/80GB), the one whose memory is written, else the
+    card the catalog spells that way (listed first), else the largest."""
+    compact = re.sub(r"\s*(?:de\s+)?(\d+)\s*gb", r" \1gb", text)
     for card in cards:
-        if f"{card.memory_gb:g}gb" in compact:
+        if re.search(rf"(?<![\d.]){card.memory_gb:g}gb", compact):
             return card
-    return max(cards, key=lambda card: card.memory_gb)
+    return cards[0] if spelled else max(cards, key=lambda card: card.memory_gb)
 
 
 def _find_kv_dtype(text: str, lex: Lexicon) -> tuple[str, str | None]:
