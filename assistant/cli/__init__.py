@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "assistant.cli.ask",
     "assistant.cli.serve",
     "assistant.cli.evals",
+    "assistant.cli.calibrate",
 )
 
 EXIT_USAGE = 2
