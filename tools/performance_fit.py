@@ -183,9 +183,14 @@ def cross_validated_errors(fit_points: list[CalibrationPoint]) -> list[tuple[Cal
     return out
 
 
+def fit_part(points: Iterable[CalibrationPoint] | None = None) -> list[CalibrationPoint]:
+    """The points a fit may see: every point of a source the held-out rule does not hold out."""
+    return [p for p in (points if points is not None else calibration_points()) if not p.held_out]
+
+
 def fit(points: Iterable[CalibrationPoint] | None = None) -> dict:
     """Factors and error bands, from the fit part of the calibration set only."""
-    fit_points = [p for p in (points if points is not None else calibration_points()) if not p.held_out]
+    fit_points = fit_part(points)
     engines = fit_factors(fit_points)
     residuals: dict[str, list[float]] = {}
     for p, error in cross_validated_errors(fit_points):

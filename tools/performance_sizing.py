@@ -224,3 +224,25 @@ def _target_suggestions(
     if not bigger:
         lines.append(perf_text("perf_out_of_reach", lang))
     return lines
+
+
+def recommended_curve(
+    request: SizingRequest, result: SizingResult
+) -> tuple[str, list[PerformanceEstimate]] | None:
+    """The recommended option's label and its estimate at 1, 2, 4, ... users up to what its memory
+    holds (the calculator panel's speed chart); None without a recommendation or bandwidth data."""
+    from tools.calculator import build_scenario, candidates, evaluate
+    from tools.performance import performance_curve
+
+    if result.recommended is None:
+        return None
+    scenario = build_scenario(request)
+    for candidate in candidates(request.gpu, request.lang):
+        if (candidate.card_class or candidate.card) != result.recommended:
+            continue
+        evaluation = evaluate(scenario, candidate)
+        card, gpus = option_card(evaluation)
+        workload = workload_from_request(request, scenario.context)
+        points = performance_curve(scenario, card, gpus, workload, evaluation.option.max_concurrent_sequences)
+        return (evaluation.option.label, points) if points else None
+    return None

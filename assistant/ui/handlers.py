@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from assistant.sales import draft_reply, format_number
 from assistant.schemas import ConversationState, FinalEvent, Reply, Source, Step, StepEvent, TextDelta
-from assistant.ui.chart import empty_chart_html, memory_chart_html
+from assistant.ui.chart import empty_chart_html, memory_chart_html, performance_chart_html
 from assistant.ui.session import VisitorSession
 from assistant.ui.texts import Lang, text
 from tools.errors import InvalidInputError, ModelConfigError, SizingError
@@ -368,7 +368,8 @@ def calculator_view(inputs: CalculatorInputs, lang: Lang) -> CalculatorView:
     from tools import calculate_vram
 
     try:
-        result = calculate_vram(build_request(inputs, lang))
+        request = build_request(inputs, lang)
+        result = calculate_vram(request)
     except SizingError as exc:
         message = str(exc)
         return CalculatorView(
@@ -377,7 +378,7 @@ def calculator_view(inputs: CalculatorInputs, lang: Lang) -> CalculatorView:
             details_markdown="",
         )
     return CalculatorView(
-        chart_html=memory_chart_html(result, lang),
+        chart_html=memory_chart_html(result, lang) + performance_chart_html(request, result, lang),
         verdict_markdown=verdict_markdown(result, lang),
         details_markdown=details_markdown(result, lang),
         result=result,
