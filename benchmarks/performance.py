@@ -38,7 +38,8 @@ def evaluate(point: CalibrationPoint, doc: dict) -> tuple[float, float, bool]:
     factors = factors_for(doc["engines"], point.engine, point.hw.generation)
     estimate = predict(point, factors)
     error = (estimate - point.value) / point.value
-    band = doc["bands"][metric_group(point.metric)]
+    group = metric_group(point.metric)
+    band = doc.get("engine_bands", {}).get(point.engine, {}).get(group, doc["bands"][group])
     ratio = math.log(as_time(point.metric, point.value) / as_time(point.metric, estimate))
     return estimate, error, band["low"] <= ratio <= band["high"]
 

@@ -158,6 +158,13 @@ def perf_text(key: str, lang: Language, **fields: object) -> str:
     return template.format(**fields) if fields else template
 
 
+def bands_for(engine: str) -> dict[str, dict[str, float]]:
+    """The calibrated error bands for an engine: its own where it has enough fitted sources."""
+    doc = fitted()
+    own = doc.get("engine_bands", {}).get(ENGINE_FACTORS[engine], {})
+    return {group: own.get(group, pooled) for group, pooled in doc["bands"].items()}
+
+
 class Setup(NamedTuple):
     """The roofline's view of one option: model at its precision, hardware, engine, factors."""
 
@@ -292,7 +299,7 @@ def estimate_performance(
         if users > held:  # more users than the memory holds: the rest wait in the queue
             users, saturated = held, True
     op = operating_point(setup, workload, users)
-    bands = fitted()["bands"]
+    bands = bands_for(scenario.engine)
     basis, detail = "model", setup.detail
     ttft, tpot, total = op.ttft_s * 1000, op.tpot_s * 1000, op.output_tok_s_total
     pool = list(measurements) if measurements is not None else load_measurements()

@@ -38,6 +38,9 @@ QUANTIZED_RANGE = (0.3, 1.2)
 MOE_OVERHEAD_GRID = [0.000005 * i for i in range(41)]  # 0 .. 200 µs per routed layer
 MIN_GENERATION_SOURCES = 2
 BAND_QUANTILES = (0.05, 0.95)
+# An engine gets its own band for a metric group only with enough cross-validated errors behind it.
+MIN_BAND_POINTS = 5
+MIN_BAND_SOURCES = 3
 FACTORS_FILE = Path(__file__).parent / "data" / "perf_factors.json"
 
 
@@ -141,6 +144,14 @@ def _generation_factors(points: list[CalibrationPoint], base: Factors) -> Factor
     return factors
 
 
+def _band_row(errors: list[float]) -> dict[str, float]:
+    return {
+        "low": round(_quantile(errors, BAND_QUANTILES[0]), 4),
+        "high": round(_quantile(errors, BAND_QUANTILES[1]), 4),
+        "points": len(errors),
+    }
+
+
 def _quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     if not ordered:
@@ -193,21 +204,21 @@ def fit(points: Iterable[CalibrationPoint] | None = None) -> dict:
     fit_points = fit_part(points)
     engines = fit_factors(fit_points)
     residuals: dict[str, list[float]] = {}
+    by_engine: dict[tuple[str, str], list[tuple[str, float]]] = {}
     for p, error in cross_validated_errors(fit_points):
         residuals.setdefault(metric_group(p.metric), []).append(error)
-    bands = {
-        group: {
-            "low": round(_quantile(r, BAND_QUANTILES[0]), 4),
-            "high": round(_quantile(r, BAND_QUANTILES[1]), 4),
-            "points": len(r),
-        }
-        for group, r in sorted(residuals.items())
-    }
+        by_engine.setdefault((p.engine, metric_group(p.metric)), []).append((p.source, error))
+    bands = {group: _band_row(r) for group, r in sorted(residuals.items())}
+    engine_bands: dict[str, dict] = {}
+    for (engine, group), rows in sorted(by_engine.items()):
+        if len(rows) >= MIN_BAND_POINTS and len({s for s, _ in rows}) >= MIN_BAND_SOURCES:
+            engine_bands.setdefault(engine, {})[group] = _band_row([e for _, e in rows])
     return {
-        "about": "Efficiency factors of the serving-performance estimate, fitted by tools/performance_fit.py on the fit part of tools/data/performance_calibration.json (held-out sources never used). bands: 5th and 95th percentile, per metric group, of log(measured time / estimated time) on the fit points, each estimated with factors fitted without its own source (leave one source out); an estimate's band is its best x exp(band).",
+        "about": "Efficiency factors of the serving-performance estimate, fitted by tools/performance_fit.py on the fit part of tools/data/performance_calibration.json (held-out sources never used). bands: 5th and 95th percentile, per metric group, of log(measured time / estimated time) on the fit points, each estimated with factors fitted without its own source (leave one source out); an estimate's band is its best x exp(band). engine_bands: the same per engine where it has at least 5 such errors from 3 sources; otherwise the pooled band applies.",
         "held_out_sources": sorted({p.source for p in calibration_points() if p.held_out}),
         "engines": engines,
         "bands": bands,
+        "engine_bands": engine_bands,
     }
 
 
