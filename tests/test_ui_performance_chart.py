@@ -20,10 +20,12 @@ def test_chart_draws_both_series_with_bands_and_points_up_to_the_memory() -> Non
     assert ".perf-chart" in CHART_CSS
 
 
-def test_target_is_drawn_when_given() -> None:
-    plain, target = _chart(gpu="h100-80gb"), _chart(gpu="h100-80gb", service="interactive_chat")
-    assert "pc-target" not in plain
-    assert "pc-target-tps" in target and "pc-target-ttft" in target
+def test_target_is_drawn_the_asked_one_or_the_default_class() -> None:
+    plain, voice = _chart(gpu="h100-80gb"), _chart(gpu="h100-80gb", service="voice_agent")
+    assert "pc-target-tps" in plain and "interactive chat" in plain
+    assert "pc-target-ttft" in voice and "voice agent" in voice
+    batch = _chart(gpu="h100-80gb", service="batch_offline")  # no latency target: no line
+    assert "pc-target-tps" not in batch and "pc-target-ttft" not in batch
 
 
 def test_chart_in_spanish_and_empty_without_a_recommendation() -> None:

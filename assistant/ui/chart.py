@@ -174,8 +174,15 @@ def performance_chart_html(request: SizingRequest, result: SizingResult, lang: L
     span = math.log2(users[-1]) if users[-1] > 1 else 1.0
     plot_w, plot_h = _W - _LEFT - _RIGHT, _H - _TOP - _BOTTOM
     target = result.performance.target if result.performance else None
-    target_tps = 1000 / target.tpot_ms if target and target.tpot_ms else None
-    target_ttft = target.ttft_ms if target and target.ttft_ms else None
+    if target is None:  # no target asked: draw the default service class's, which the lengths follow
+        from tools.performance import service_classes
+        from tools.schemas import PerformanceTarget
+
+        default = service_classes()["default"]
+        row = service_classes()["classes"][default]
+        target = PerformanceTarget(service=default, ttft_ms=row["ttft_ms"], tpot_ms=row["tpot_ms"])
+    target_tps = 1000 / target.tpot_ms if target.tpot_ms else None
+    target_ttft = target.ttft_ms if target.ttft_ms else None
     tps_top = _scale([p.output_tok_s_per_user.high for p in points] + ([target_tps] if target_tps else []))
     ttft_top = _scale([p.ttft_ms.high for p in points] + ([target_ttft] if target_ttft else []))
 
@@ -243,7 +250,10 @@ def performance_chart_html(request: SizingRequest, result: SizingResult, lang: L
         for color, name in legend
     )
     if target_tps or target_ttft:
-        keys += f"<span>- - {escape(perf_text('chart_perf_target', lang))}</span>"
+        from tools.performance import service_name
+
+        named = f"{perf_text('chart_perf_target', lang)} ({service_name(target.service, lang)})"
+        keys += f"<span>- - {escape(named)}</span>"
     keys += f"<span>{escape(perf_text('chart_perf_band', lang))}</span>"
     return (
         f'<figure class="perf-chart" aria-label="{escape(title)}"><figcaption>{escape(title)}</figcaption>'
