@@ -231,6 +231,7 @@ def test_service_class_sets_lengths_and_targets() -> None:
         ({"tpot_ms": 0}, "tpot_ms"),
         ({"service": "lightning"}, "interactive_chat"),
         ({"input_len": 8000, "output_len": 500, "context": 8192}, "exceeds the context"),
+        ({"users_max": True, "rate": 2.0}, "give one of them"),
     ],
 )
 def test_bad_workload_is_one_clear_error(fields: dict[str, object], needle: str) -> None:

@@ -113,6 +113,10 @@ def workload_from_request(request: SizingRequest, context: int | None = None) ->
     )
     if rate is not None and rate > MAX_RATE:
         raise InvalidInputError(f"rate must be at most {MAX_RATE:,.0f} requests per second, got {rate:g}")
+    if rate is not None and request.users_max:
+        raise InvalidInputError(
+            "users 'max' and a rate both set how many users run at once: give one of them"
+        )
     ttft = _positive("ttft_ms", request.ttft_ms, "milliseconds") if request.ttft_ms is not None else None
     tpot = _positive("tpot_ms", request.tpot_ms, "milliseconds") if request.tpot_ms is not None else None
     target = None
