@@ -129,3 +129,41 @@ def test_bad_calibrate_input_is_one_line(args: list[str], needle: str, tmp_path:
     assert proc.returncode == 2, proc.stdout
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0] and "Traceback" not in proc.stderr
+
+
+def test_calibrate_from_a_vllm_log(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    stats = "INFO 11-30 10:0{i}:00 [loggers.py:123] Engine 000: Avg prompt throughput: 812.0 tokens/s, "
+    log.write_text(
+        "\n".join(
+            [
+                "INFO starting vLLM",
+                *(stats.format(i=i) + f"Avg generation throughput: {g} tokens/s, Running: {r} reqs, Waiting: 0 reqs"
+                  for i, (g, r) in enumerate([(0.0, 0), (780.0, 16), (800.0, 16), (820.0, 16)])),
+            ]
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    store = tmp_path / "measured.json"
+    added = sizing(
+        "calibrate", "add", "--model", "llama-3.1-8b", "--gpu", "h100-80gb", "--from-vllm-log", str(log),
+        "--input-len", "1024", "--output-len", "256", "--file", str(store), tmp_path=tmp_path,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    assert "16 users" in added.stdout and "TTFT not measured" in added.stdout
+    row = json.loads(store.read_text(encoding="utf-8"))["measurements"][0]
+    assert row["concurrency"] == 16 and row["tpot_ms"] == pytest.approx(20.0) and row["ttft_ms"] is None
+    calc = sizing(
+        "calc", "llama-3.1-8b", "--gpu", "h100-80gb", "--users", "16", "--measurements", str(store), "--json",
+        tmp_path=tmp_path,
+    )  # fmt: skip
+    perf = json.loads(calc.stdout)["performance"]
+    assert perf["basis"] == "measured" and perf["tpot_ms"]["best"] == pytest.approx(20.0)
+    assert perf["ttft_ms"]["low"] < perf["ttft_ms"]["best"] < perf["ttft_ms"]["high"]  # still the model's
+    empty = tmp_path / "idle.log"
+    empty.write_text("INFO nothing running\n", encoding="utf-8")
+    bad = sizing(
+        "calibrate", "add", "--model", "8b", "--gpu", "h100-80gb", "--from-vllm-log", str(empty),
+        "--input-len", "1", "--output-len", "1", "--file", str(store), tmp_path=tmp_path,
+    )  # fmt: skip
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "Running" in bad.stderr

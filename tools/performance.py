@@ -326,16 +326,22 @@ def estimate_performance(
         )
         if exact:
             basis, detail = "measured", f"measured: {m.source or 'sizing calibrate add'} ({m.recorded})"
-            ttft, tpot = m.ttft_ms, m.tpot_ms
+            tpot = m.tpot_ms
+            ttft = m.ttft_ms if m.ttft_ms is not None else ttft  # a log gives no TTFT: the model's stays
             total = m.output_tok_s_total or users * workload.output_len / (
                 (ttft + (workload.output_len - 1) * tpot) / 1000
             )
-            estimate_bands = {"ttft": _exact(ttft), "tpot": _exact(tpot), "total": _exact(total)}
+            estimate_bands = {
+                "ttft": _exact(ttft) if m.ttft_ms is not None else _band(ttft, bands["prefill"]),
+                "tpot": _exact(tpot),
+                "total": _exact(total),
+            }
         else:
             at = operating_point(
                 setup, workload._replace(input_len=m.input_len, output_len=m.output_len), m.concurrency
             )
-            ttft_ratio, tpot_ratio = m.ttft_ms / (at.ttft_s * 1000), m.tpot_ms / (at.tpot_s * 1000)
+            ttft_ratio = m.ttft_ms / (at.ttft_s * 1000) if m.ttft_ms is not None else 1.0
+            tpot_ratio = m.tpot_ms / (at.tpot_s * 1000)
             ttft, tpot = ttft * ttft_ratio, tpot * tpot_ratio
             total = users * workload.output_len / ((ttft + (workload.output_len - 1) * tpot) / 1000)
             basis = "scaled"

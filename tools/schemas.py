@@ -23,7 +23,9 @@ class Measurement(BaseModel):
     input_len: int = Field(ge=1)
     output_len: int = Field(ge=1)
     concurrency: int = Field(ge=1)
-    ttft_ms: float = Field(gt=0, description="median time to first token")
+    ttft_ms: float | None = Field(
+        default=None, gt=0, description="median time to first token; None = not measured"
+    )
     tpot_ms: float = Field(gt=0, description="median time per output token after the first")
     output_tok_s_total: float | None = Field(default=None, gt=0)
     source: str = Field(default="", description="where the figures come from (a loadtest report, a log)")
