@@ -335,3 +335,14 @@ def test_estimate_is_finite_for_every_catalog_model_on_a_large_node() -> None:
         estimate = estimate_performance(scenario, "h200", 8, workload_from_request(request), measurements=[])
         assert estimate is not None
         assert all(math.isfinite(v) and v > 0 for v in (estimate.ttft_ms.best, estimate.tpot_ms.best))
+
+
+def test_transformers_serves_a_static_batch_and_says_whose_factors() -> None:
+    _, static = _estimate("llama-3.1-8b", "h100-80gb", 1, "transformers", users=8)
+    _, continuous = _estimate("llama-3.1-8b", "h100-80gb", 1, "vllm", users=8)
+    assert static is not None and continuous is not None
+    assert "transformers has no published serving measurement" in static.basis_detail
+    # All eight prompts are prefilled before any answer starts: a later first token.
+    assert static.ttft_ms.best > continuous.ttft_ms.best
+    _, paced = _estimate("llama-3.1-8b", "h100-80gb", 1, "transformers", rate=1.0)
+    assert paced is not None and paced.requests_per_s.best == pytest.approx(1.0, rel=1e-3)

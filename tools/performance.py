@@ -25,7 +25,7 @@ from tools.errors import InvalidInputError, UnknownChoiceError
 from tools.performance_facts import hardware, load_data, model_facts
 from tools.performance_measured import load_measurements
 from tools.performance_physics import Factors, Hardware, ModelFacts
-from tools.performance_serving import Operating, prefill_chunk, steady_state
+from tools.performance_serving import Operating, offline_batch, prefill_chunk, steady_state
 from tools.schemas import Band, Measurement, PerformanceEstimate, PerformanceTarget
 
 if TYPE_CHECKING:
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from tools.schemas import Language, SizingRequest
 
 # The factors the calibration set has for each engine the calculator knows. Ollama runs llama.cpp.
-# transformers has no published serving measurement here: it takes the vLLM factors, without
-# continuous batching, and says so in its basis.
+# transformers has no published serving measurement here: it takes the vLLM factors (its basis says
+# so) and, having no continuous batching, serves its users as one static batch (prompts, then answers).
 ENGINE_FACTORS = {"vllm": "vllm", "llamacpp": "llamacpp", "ollama": "llamacpp", "transformers": "vllm"}
 MAX_RATE = 1_000_000.0
 MAX_TOKENS = 10_000_000
@@ -205,6 +205,21 @@ def setup_for(scenario: Scenario, card_id: str, gpus: int) -> Setup | None:
 
 
 def operating_point(setup: Setup, workload: Workload, users: float) -> Operating:
+    if setup.engine == "transformers":
+        batch = offline_batch(
+            setup.model,
+            setup.hw,
+            setup.engine,
+            setup.factors,
+            workload.input_len,
+            workload.output_len,
+            max(1, math.ceil(users)),
+            setup.chunk,
+        )
+        rate = users / batch.e2e_s
+        return batch._replace(
+            concurrency=users, requests_per_s=rate, output_tok_s_total=rate * workload.output_len
+        )
     return steady_state(
         setup.model,
         setup.hw,
