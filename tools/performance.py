@@ -242,7 +242,7 @@ def users_for_rate(setup: Setup, workload: Workload, rate: float, max_users: flo
     if excess(max_users) > 0:
         return max_users, True
     low, high = 1e-6, max_users
-    for _ in range(60):
+    for _ in range(40):
         middle = math.sqrt(low * high)
         if excess(middle) > 0:
             low = middle

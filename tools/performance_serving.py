@@ -18,6 +18,10 @@ from tools.performance_physics import Factors, Hardware, ModelFacts, step_s
 # (8192 on cards of 70 GiB and more, 2048 below; tools/engines.py), TensorRT-LLM's max_num_tokens
 # default 8192, llama.cpp's micro-batch n_ubatch 512 (tools/engines.py LLAMACPP_UBATCH).
 LARGE_GPU_BYTES = 70 * 2**30
+# Guards of `next_times` (one round from measured figures, used by the fit): a measured run is never
+# saturated, so these only keep a bad figure from dividing by zero.
+MIN_DECODE_SHARE = 0.02
+MAX_PREFILL_BUSY = 0.98
 
 
 def prefill_chunk(engine: str, card_memory_bytes: float) -> float:
@@ -28,6 +32,13 @@ def prefill_chunk(engine: str, card_memory_bytes: float) -> float:
     if engine in ("llamacpp", "ollama"):
         return 512
     return math.inf  # transformers' generate() runs the whole prompt at once
+
+
+def chunk_count(tokens: float, chunk: float) -> float:
+    """Engine steps a prompt takes. Fractional: the leftover of the last chunk rides in a step the
+    running answers need anyway (chunked prefill fills each step's token budget), so 2,049
+    tokens cost one chunk and a sliver, not two."""
+    return max(1.0, tokens / chunk) if math.isfinite(chunk) else 1.0
 
 
 class Operating(NamedTuple):
@@ -58,7 +69,7 @@ def _prefill_time(
 ) -> float:
     """Time to push `tokens` prompt tokens through, chunk by chunk, each chunk in a step that also
     carries the `decoding` running answers."""
-    chunks = max(1, math.ceil(tokens / chunk - 1e-9)) if math.isfinite(chunk) else 1
+    chunks = chunk_count(tokens, chunk)
     per_chunk = tokens / chunks
     return chunks * step_s(model, hw, engine, factors, decoding, context, per_chunk, prompt / 2)
 
@@ -79,22 +90,61 @@ def next_times(
 
     Of a user's cycle (TTFT + (answer − 1) × TPOT) the share spent generating sets how many
     sequences decode at once. A prompt runs in steps that also carry those decoders ("mixed"
-    steps); a decoder's answer slows by the extra time of the mixed steps of the other users'
-    prompts that fall inside it, and a new prompt waits for the prompts already in line."""
+    steps), so every step, mixed or not, gives each decoder one token; the other users' prompts
+    arrive at rate λ_o and each costs `extra` seconds more than the decode steps it replaces,
+    so decode steps get 1 − λ_o × extra of every second: TPOT = t_decode / (1 − λ_o × extra).
+    A new prompt waits for the prompts ahead of it: M/D/1 queueing on the prefill work,
+    W = ρ / (2 (1 − ρ)) × prefill with ρ = λ_o × prefill, which keeps the request rate below
+    what the GPU can prefill."""
     context = prompt + answer / 2
     steps = max(answer - 1, 0)
     e2e = ttft + steps * tpot
-    decoding_share = steps * tpot / e2e if e2e > 0 else 0.0
-    decoding = users * decoding_share
-    others = max(users - 1.0, 0.0)
+    decoding = users * steps * tpot / e2e if e2e > 0 else 0.0
+    others_rate = max(users - 1.0, 0.0) / e2e if e2e > 0 else 0.0  # the other users' requests per second
     t_decode = step_s(model, hw, engine, factors, decoding, context)
     prefill = _prefill_time(model, hw, engine, factors, prompt, prompt, decoding, context, chunk)
-    chunks = max(1, math.ceil(prompt / chunk - 1e-9)) if math.isfinite(chunk) else 1
-    extra = max(prefill - chunks * t_decode, 0.0)
-    new_tpot = t_decode + (others * decoding_share * extra / steps if steps else 0.0)
-    in_line = others * prefill / e2e if e2e > 0 else 0.0
-    new_ttft = factors.request_overhead_s + prefill * (1.0 + in_line)
+    extra = max(prefill - chunk_count(prompt, chunk) * t_decode, 0.0)
+    new_tpot = t_decode / max(1.0 - others_rate * extra, MIN_DECODE_SHARE)
+    busy = min(others_rate * prefill, MAX_PREFILL_BUSY)
+    new_ttft = factors.request_overhead_s + prefill * (1.0 + busy / (2.0 * (1.0 - busy)))
     return new_ttft, new_tpot
+
+
+def _times_at_rate(
+    model: ModelFacts,
+    hw: Hardware,
+    engine: str,
+    factors: Factors,
+    prompt: int,
+    answer: int,
+    users: float,
+    chunk: float,
+    rate: float,
+) -> tuple[float, float]:
+    """TTFT and TPOT when requests complete at `rate` per second (inf when the GPU cannot keep up).
+    Little's law on the decode phase gives the decoders at once: rate × (answer − 1) × TPOT."""
+    context = prompt + answer / 2
+    steps = max(answer - 1, 0)
+    others_rate = rate * max(users - 1.0, 0.0) / users
+    tpot = step_s(model, hw, engine, factors, 0.0, context)
+    prefill = tpot
+    for _ in range(100):
+        decoding = rate * steps * tpot
+        t_decode = step_s(model, hw, engine, factors, decoding, context)
+        prefill = _prefill_time(model, hw, engine, factors, prompt, prompt, decoding, context, chunk)
+        extra = max(prefill - chunk_count(prompt, chunk) * t_decode, 0.0)
+        share = 1.0 - others_rate * extra
+        if share <= 0:
+            return math.inf, math.inf
+        new_tpot = t_decode / share
+        done = abs(new_tpot - tpot) <= 1e-9 + 1e-7 * tpot
+        tpot = new_tpot
+        if done:
+            break
+    busy = others_rate * prefill
+    if busy >= 1.0:
+        return math.inf, math.inf
+    return factors.request_overhead_s + prefill * (1.0 + busy / (2.0 * (1.0 - busy))), tpot
 
 
 def steady_state(
@@ -107,19 +157,27 @@ def steady_state(
     users: float,
     chunk: float,
 ) -> Operating:
-    """N users in a closed loop (each sends its next request as soon as the last answer ends)."""
-    context = prompt + answer / 2
-    tpot = step_s(model, hw, engine, factors, users, context)
-    ttft = factors.request_overhead_s + _prefill_time(model, hw, engine, factors, prompt, prompt, 0, 0, chunk)
-    for _ in range(100):
-        new_ttft, new_tpot = next_times(model, hw, engine, factors, prompt, answer, users, chunk, ttft, tpot)
-        done = abs(new_tpot - tpot) <= 1e-7 * tpot and abs(new_ttft - ttft) <= 1e-7 * ttft
-        ttft, tpot = 0.5 * (ttft + new_ttft), 0.5 * (tpot + new_tpot)
-        if done:
-            break
-    e2e = ttft + max(answer - 1, 0) * tpot
-    rate = users / e2e
-    return Operating(users, ttft, tpot, e2e, rate * answer, rate)
+    """N users in a closed loop (each sends its next request as soon as the last answer ends):
+    the request rate λ with N = λ × (TTFT(λ) + (answer − 1) × TPOT(λ)), found by bisection. TTFT and
+    TPOT grow with λ, so more users never make anything faster."""
+    steps = max(answer - 1, 0)
+
+    def latency(rate: float) -> float:
+        ttft, tpot = _times_at_rate(model, hw, engine, factors, prompt, answer, users, chunk, rate)
+        return ttft + steps * tpot
+
+    low, high = 0.0, users / latency(0.0)
+    while high * latency(high) < users:
+        low, high = high, high * 2
+    for _ in range(50):
+        middle = (low + high) / 2
+        if middle * latency(middle) < users:
+            low = middle
+        else:
+            high = middle
+    rate = low
+    ttft, tpot = _times_at_rate(model, hw, engine, factors, prompt, answer, users, chunk, rate)
+    return Operating(users, ttft, tpot, ttft + steps * tpot, rate * answer, rate)
 
 
 def offline_batch(

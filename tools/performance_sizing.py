@@ -105,6 +105,22 @@ def _bigger(
     return found
 
 
+def _alternatives_with_performance(
+    scenario: Scenario, alternatives: list[CardOption], workload: Workload, measured: list[Measurement]
+) -> list[CardOption]:
+    """The hardware beyond the compared options (named cards × N) with its estimate too."""
+    from tools.calculator import candidates, evaluate
+
+    out = []
+    for option in alternatives:
+        estimate = None
+        if option.card:
+            evaluation = evaluate(scenario, candidates(option.card, scenario.lang)[0])
+            estimate = option_performance(scenario, evaluation, workload, measured)
+        out.append(option.model_copy(update={"performance": estimate}))
+    return out
+
+
 def _latency_s(estimate: PerformanceEstimate) -> float:
     return (estimate.ttft_ms.best + (estimate.output_len - 1) * estimate.tpot_ms.best) / 1000
 
@@ -154,6 +170,18 @@ def add_performance(
             update["suggestions"] = [
                 *result.suggestions,
                 *_target_suggestions(scenario, evaluations, options, workload, measured),
+            ]
+    if result.alternatives:
+        alternatives = _alternatives_with_performance(scenario, result.alternatives, workload, measured)
+        update["alternatives"] = alternatives
+        if not any(o.fits for o in options) and (has_target or workload.rate is not None):
+            update["suggestions"] = [
+                *result.suggestions,
+                *(
+                    perf_text("perf_alternative", lang, line=performance_line(o.performance, o.label, lang))
+                    for o in alternatives
+                    if o.performance is not None and acceptable(o.performance)
+                ),
             ]
     if recommended_id in ids:
         update["performance"] = estimates[ids.index(recommended_id)]
