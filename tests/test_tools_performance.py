@@ -358,3 +358,10 @@ def test_when_nothing_fits_the_alternatives_carry_speed_and_say_which_meets_the_
     meeting = [a for a in named if a.performance and a.performance.meets_target]
     lines = [s for s in result.suggestions if s.startswith("Holds this load within the target")]
     assert len(lines) == len(meeting) and all(a.label in " ".join(lines) for a in meeting)
+
+
+def test_a_saturated_estimate_says_requests_queue() -> None:
+    result = calculate_vram(SizingRequest(model="llama-3.1-8b", gpu="h100-80gb", rate=50))
+    perf = result.performance
+    assert perf is not None and perf.saturated
+    assert "queue" in performance_line(perf, "H100", "en") and "cola" in performance_line(perf, "H100", "es")

@@ -437,7 +437,7 @@ def performance_line(estimate: PerformanceEstimate, label: str, lang: Language) 
         basis = perf_text("perf_basis_measured", lang, source=estimate.basis_detail.split(": ", 1)[-1])
     else:
         basis = perf_text("perf_basis_scaled", lang, source=estimate.basis_detail)
-    return perf_text(
+    line = perf_text(
         "perf_line",
         lang,
         label=label,
@@ -453,6 +453,7 @@ def performance_line(estimate: PerformanceEstimate, label: str, lang: Language) 
         answer=integer(estimate.output_len, lang),
         basis=basis,
     )
+    return line + (perf_text("perf_queue", lang) if estimate.saturated else "")
 
 
 def target_text(target: PerformanceTarget, lang: Language) -> str:
