@@ -365,3 +365,13 @@ def test_a_saturated_estimate_says_requests_queue() -> None:
     perf = result.performance
     assert perf is not None and perf.saturated
     assert "queue" in performance_line(perf, "H100", "en") and "cola" in performance_line(perf, "H100", "es")
+
+
+def test_every_sentence_exists_in_both_languages_with_the_same_fields() -> None:
+    import string
+
+    texts = load_data("perf_texts.json")
+    for key, row in texts.items():
+        assert set(row) == {"en", "es"}, key
+        fields = [{f for _, f, _, _ in string.Formatter().parse(row[lang]) if f} for lang in ("en", "es")]
+        assert fields[0] == fields[1], key
