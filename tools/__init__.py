@@ -2,6 +2,7 @@
 
     from tools import calculate_vram, SizingRequest
     result = calculate_vram(SizingRequest(model="llama-3.1-70b", precision="awq", context=8192, users=4))
+    result.performance  # TTFT, TPOT, tokens/s per user and in total, requests/s: each {low, best, high}
 
 Importing this package reads nothing and builds nothing; data files load on first use.
 """
@@ -15,13 +16,27 @@ from tools.engines import ENGINES
 from tools.finetune import FinetuneBreakdown, FinetuneSpec
 from tools.hub import HubFiles, HubLookup, HubLookupError
 from tools.kv_cache import KV_DTYPES
+from tools.performance import estimate_performance, performance_line, service_classes, workload_from_request
 from tools.precision import PRECISIONS
-from tools.schemas import Card, CardClass, CardOption, FileWeights, ModelInfo, SizingRequest, SizingResult
+from tools.schemas import (
+    Band,
+    Card,
+    CardClass,
+    CardOption,
+    FileWeights,
+    Measurement,
+    ModelInfo,
+    PerformanceEstimate,
+    PerformanceTarget,
+    SizingRequest,
+    SizingResult,
+)
 
 __all__ = [
     "ENGINES",
     "KV_DTYPES",
     "PRECISIONS",
+    "Band",
     "Card",
     "CardClass",
     "CardOption",
@@ -31,13 +46,20 @@ __all__ = [
     "HubFiles",
     "HubLookup",
     "HubLookupError",
+    "Measurement",
     "ModelInfo",
+    "PerformanceEstimate",
+    "PerformanceTarget",
     "SizingRequest",
     "SizingResult",
     "calculate_vram",
     "card_classes",
     "default_engine",
+    "estimate_performance",
     "list_cards",
     "list_models",
+    "performance_line",
     "resolve_model",
+    "service_classes",
+    "workload_from_request",
 ]

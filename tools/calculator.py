@@ -413,7 +413,7 @@ def calculate_vram(request: SizingRequest, hub: HubLookup | None = None) -> Sizi
     kv_total = est.kv_bytes_per_sequence * scenario.users
     total = scenario.weights.bytes + scenario.extras.weights_bytes + kv_total + est.overhead_bytes
     recommended = (reference.option.card_class or reference.option.card) if fitting else None
-    return SizingResult(
+    result = SizingResult(
         model=scenario.model.info,
         precision=scenario.precision,
         engine=scenario.engine,
@@ -436,3 +436,6 @@ def calculate_vram(request: SizingRequest, hub: HubLookup | None = None) -> Sizi
         below_16_bit=below_16_bit(scenario),
         alternatives=[] if fitting else [ev.option for ev in alternatives(scenario, evaluations[-1])],
     )
+    from tools.performance_sizing import add_performance
+
+    return add_performance(request, scenario, evaluations, result)

@@ -24,6 +24,35 @@ class FileWeights(BaseModel):
     source: str = Field(default="", description="Where the figures come from (the file name).")
 
 
+class Measurement(BaseModel):
+    """One load test of one setup: the model served at a precision by an engine on card × GPUs."""
+
+    model: str = Field(description="Catalog id of the model, as `sizing calc` resolves it.")
+    precision: str
+    engine: str
+    card: str = Field(description="card id from tools/data/cards.json")
+    gpus: int = Field(ge=1)
+    input_len: int = Field(ge=1)
+    output_len: int = Field(ge=1)
+    concurrency: int = Field(ge=1)
+    ttft_ms: float | None = Field(
+        default=None, gt=0, description="median time to first token; None = not measured"
+    )
+    tpot_ms: float = Field(gt=0, description="median time per output token after the first")
+    output_tok_s_total: float | None = Field(default=None, gt=0)
+    source: str = Field(default="", description="where the figures come from (a loadtest report, a log)")
+    recorded: str = ""
+
+    def same_setup(self, model: str, precision: str, engine: str, card: str, gpus: int) -> bool:
+        return (self.model, self.precision, self.engine, self.card, self.gpus) == (
+            model,
+            precision,
+            engine,
+            card,
+            gpus,
+        )
+
+
 class SizingRequest(BaseModel):
     """One sizing question: a model at a precision, a context, a number of concurrent users."""
 
@@ -54,6 +83,59 @@ class SizingRequest(BaseModel):
     finetune: FinetuneSpec | None = Field(
         default=None, description="Size training (full, LoRA, QLoRA) instead of serving."
     )
+    # Serving workload (tools/performance.py); every field is optional.
+    input_len: int | None = Field(
+        default=None, description="Prompt tokens per request; None = the service default."
+    )
+    output_len: int | None = Field(
+        default=None, description="Answer tokens per request; None = the service default."
+    )
+    rate: float | None = Field(
+        default=None, description="Offered requests per second (Little's law sets the users)."
+    )
+    users_max: bool = Field(default=False, description="Performance at as many sequences as memory holds.")
+    ttft_ms: float | None = Field(default=None, description="Target median time to first token, ms.")
+    tpot_ms: float | None = Field(default=None, description="Target median time per output token, ms.")
+    service: str | None = Field(
+        default=None, description="Service class id (tools/data/service_classes.json)."
+    )
+    measured: list[Measurement] | None = Field(
+        default=None, description="The vendor's own load tests; None = tools/data/perf_measured.json."
+    )
+
+
+class Band(BaseModel):
+    """An estimate with its calibrated range: low and high bound the best value."""
+
+    low: float
+    best: float
+    high: float
+
+
+class PerformanceTarget(BaseModel):
+    """The latency a service needs (p50): from a service class or the request itself."""
+
+    service: str | None = None
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+
+
+class PerformanceEstimate(BaseModel):
+    """Latency and throughput of one option under one workload, with where it comes from."""
+
+    input_len: int
+    output_len: int
+    concurrency: Band
+    ttft_ms: Band
+    tpot_ms: Band
+    output_tok_s_per_user: Band
+    output_tok_s_total: Band
+    requests_per_s: Band
+    basis: Literal["measured", "scaled", "model"]
+    basis_detail: str
+    saturated: bool = False  # the offered rate needs more sequences than memory holds
+    target: PerformanceTarget | None = None
+    meets_target: bool | None = None
 
 
 class ModelInfo(BaseModel):
@@ -85,6 +167,7 @@ class CardOption(BaseModel):
     decode_tokens_per_s: float | None
     serves: str
     catch: str
+    performance: PerformanceEstimate | None = None
 
 
 class SizingResult(BaseModel):
@@ -114,6 +197,8 @@ class SizingResult(BaseModel):
     alternatives: list[CardOption] = []
     # Fine-tuning requests: the training memory per GPU, part by part (total_gb is its total).
     finetune: FinetuneBreakdown | None = None
+    # The recommended option's performance under the request's workload (None without bandwidth data).
+    performance: PerformanceEstimate | None = None
 
 
 class Card(BaseModel):

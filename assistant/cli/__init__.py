@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "assistant.cli.quote",
     "assistant.cli.leads",
     "assistant.cli.report",
+    "assistant.cli.calibrate",
 )
 
 EXIT_USAGE = 2

@@ -7,9 +7,12 @@
     sizing calc meta-llama/Llama-3.3-70B-Instruct          (SIZING_HF_LOOKUPS=true)
     sizing calc --gguf ./model-Q4_K_M.gguf --gpu rtx-4090
     sizing calc llama-3.1-8b --finetune qlora --seq 4k --gpu rtx-3090
+    sizing calc 70b --precision fp8 --users 50 --service interactive_chat
+    sizing calc llama-3.1-8b --gpu h100-80gb --rate 30/min --input-len 2000 --output-len 300
 
-Prints a table of card options with the arithmetic lines a person can check by hand; `--json`
-prints the SizingResult object. Bad input exits 2 with one line naming the bad value and the
+Prints a table of card options (memory, and the serving estimate: time to first token, tokens/s
+per user and in total, with calibrated ranges) and the arithmetic lines a person can check by
+hand; `--json` prints the SizingResult object. Bad input exits 2 with one line naming the bad value and the
 valid choices.
 """
 
@@ -22,13 +25,14 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tools.errors import InvalidInputError
+from tools.performance import performance_line
 from tools.texts import integer, number
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
     from tools import SizingResult
     from tools.finetune import FinetuneSpec
-    from tools.schemas import Language
+    from tools.schemas import Band, Language, PerformanceEstimate
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*")
 
@@ -57,7 +61,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--context", default="8192", help="tokens per sequence, e.g. 8192 or 32k (default 8192)"
     )
-    parser.add_argument("--users", default="1", help="concurrent sequences (default 1)")
+    parser.add_argument(
+        "--users",
+        default="1",
+        help="concurrent sequences, or 'max' for as many as the memory holds (default 1)",
+    )
+    parser.add_argument(
+        "--input-len", default=None, help="prompt tokens per request (default: the service's)"
+    )
+    parser.add_argument(
+        "--output-len", default=None, help="answer tokens per request (default: the service's)"
+    )
+    parser.add_argument(
+        "--rate", default=None, help="offered requests per second, or per minute/hour: 2, 30/min, 500/h"
+    )
+    parser.add_argument("--ttft-ms", default=None, help="target median time to first token, ms")
+    parser.add_argument("--tpot-ms", default=None, help="target median time per output token, ms")
+    parser.add_argument(
+        "--service",
+        default=None,
+        help="latency class: interactive_chat code_completion voice_agent document_qa batch_offline",
+    )
+    parser.add_argument(
+        "--measurements",
+        default=None,
+        metavar="PATH",
+        help="your load tests (sizing calibrate add); default tools/data/perf_measured.json",
+    )
     parser.add_argument("--kv-dtype", default=None, help="KV cache: bf16 fp16 fp8 q8_0 q4_0 (default 16-bit)")
     parser.add_argument(
         "--engine", default=None, help="vllm | llamacpp | ollama | transformers (default vllm)"
@@ -120,6 +150,47 @@ def parse_whole(name: str, value: str) -> int:
     return int(value)
 
 
+_RATE = re.compile(
+    r"\s*(\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*(?:/\s*(s|sec|second|m|min|minute|h|hr|hour))?\s*", re.I
+)
+_PER = {
+    "s": 1.0,
+    "sec": 1.0,
+    "second": 1.0,
+    "m": 60.0,
+    "min": 60.0,
+    "minute": 60.0,
+    "h": 3600.0,
+    "hr": 3600.0,
+    "hour": 3600.0,
+}
+
+
+def parse_rate(value: str) -> float:
+    """'2' or '2/s' -> 2.0 requests/s; '30/min' -> 0.5; '500/h' -> 0.139. Zero or less is refused."""
+    match = _RATE.fullmatch(value or "")
+    if not match:
+        raise InvalidInputError(
+            f"--rate {value!r} must be requests per second or per minute/hour, e.g. 2, 30/min, 500/h"
+        )
+    rate = float(match.group(1)) / _PER[(match.group(2) or "s").lower()]
+    if rate <= 0:
+        raise InvalidInputError(f"--rate {value!r} must be more than 0 requests per second")
+    return rate
+
+
+def parse_ms(name: str, value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        ms = float(value)
+    except ValueError:
+        raise InvalidInputError(f"--{name} {value!r} must be a number of milliseconds, e.g. 500") from None
+    if not 0 < ms < float("inf"):
+        raise InvalidInputError(f"--{name} {value!r} must be a positive number of milliseconds")
+    return ms
+
+
 def parse_fraction(name: str, value: str) -> float:
     try:
         return float(value)
@@ -154,6 +225,7 @@ def read_config(path: str) -> dict[str, Any]:
 
 def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None) -> int:
     from tools import SizingRequest, calculate_vram
+    from tools.performance_measured import load_measurements
 
     lang = (args.lang or "en").strip().lower()
     if lang not in ("en", "es"):
@@ -162,10 +234,19 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
         raise InvalidInputError(
             "give a MODEL (catalog id, Hub id, alias or bare size such as 70b), --config PATH or --gguf FILE"
         )
+    users_max = (args.users or "").strip().lower() == "max"
     fields: dict[str, Any] = {
         "model": args.model,
         "context": parse_count("context", args.context),
-        "users": parse_count("users", args.users),
+        "users": 1 if users_max else parse_count("users", args.users),
+        "users_max": users_max,
+        "input_len": parse_count("input-len", args.input_len) if args.input_len is not None else None,
+        "output_len": parse_count("output-len", args.output_len) if args.output_len is not None else None,
+        "rate": parse_rate(args.rate) if args.rate is not None else None,
+        "ttft_ms": parse_ms("ttft-ms", args.ttft_ms),
+        "tpot_ms": parse_ms("tpot-ms", args.tpot_ms),
+        "service": args.service,
+        "measured": load_measurements(args.measurements) if args.measurements else None,
         "kv_dtype": args.kv_dtype,
         "gpu": args.gpu,
         "gpu_memory_utilization": parse_fraction("gpu-memory-utilization", args.gpu_memory_utilization),
@@ -209,19 +290,59 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
 
 
 _HEADERS = {
-    "en": ("option", "GPUs", "usable GB", "fits", "headroom GB", "max seqs", "decode tok/s"),
-    "es": ("opción", "GPUs", "GB útiles", "cabe", "margen GB", "secuencias", "tok/s decode"),
+    "en": (
+        "option",
+        "GPUs",
+        "usable GB",
+        "fits",
+        "headroom GB",
+        "max seqs",
+        "TTFT ms",
+        "tok/s/user",
+        "tok/s total",
+    ),
+    "es": (
+        "opción",
+        "GPUs",
+        "GB útiles",
+        "cabe",
+        "margen GB",
+        "secuencias",
+        "TTFT ms",
+        "tok/s/usuario",
+        "tok/s total",
+    ),
 }
 _SECTIONS = {
-    "en": ("Arithmetic", "Recommendation", "Caveat", "Suggestions", "yes", "no"),
-    "es": ("Aritmética", "Recomendación", "Advertencia", "Sugerencias", "sí", "no"),
+    "en": (
+        "Arithmetic",
+        "Recommendation",
+        "Caveat",
+        "Suggestions",
+        "yes",
+        "no",
+        "Speed",
+        "meets target",
+        "misses target",
+    ),
+    "es": (
+        "Aritmética",
+        "Recomendación",
+        "Advertencia",
+        "Sugerencias",
+        "sí",
+        "no",
+        "Velocidad",
+        "cumple el objetivo",
+        "no cumple el objetivo",
+    ),
 }
 
 
 def render_table(result: SizingResult) -> str:
     """The human-readable report: header, options table, arithmetic, recommendation, caveat."""
     lang: Language = "es" if result.recommendation and _is_spanish(result) else "en"
-    arithmetic, recommendation, caveat, suggestions, yes, no = _SECTIONS[lang]
+    arithmetic, recommendation, caveat, suggestions, yes, no, speed, meets, misses = _SECTIONS[lang]
     model = result.model
     header = (
         f"{model.name} · {result.precision} · {result.engine} · {integer(result.context, lang)} tokens × "
@@ -241,7 +362,7 @@ def render_table(result: SizingResult) -> str:
                 yes if o.fits else no,
                 ("+" if o.headroom_gb >= 0 else "") + number(o.headroom_gb, lang),
                 str(o.max_concurrent_sequences),
-                f"{o.decode_tokens_per_s:.0f}" if o.decode_tokens_per_s else "–",
+                *_speed_cells(o.performance, lang),
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -254,6 +375,11 @@ def render_table(result: SizingResult) -> str:
     ]
     table.insert(1, "  ".join("-" * w for w in widths))
     parts = [header, "", *table, "", f"{arithmetic}:", *(f"  {line}" for line in result.arithmetic)]
+    perf = result.performance
+    if perf is not None:
+        label = next((o.label for o in result.options if (o.card_class or o.card) == result.recommended), "")
+        verdict = "" if perf.meets_target is None else f" ({meets if perf.meets_target else misses})"
+        parts += ["", f"{speed}: {performance_line(perf, label, lang)}{verdict}"]
     parts += ["", f"{recommendation}: {result.recommendation}"]
     for o in result.options:
         if o.serves:
@@ -263,6 +389,23 @@ def render_table(result: SizingResult) -> str:
     if result.suggestions:
         parts += ["", f"{suggestions}:", *(f"  - {s}" for s in result.suggestions)]
     return "\n".join(parts)
+
+
+def _speed_cells(perf: PerformanceEstimate | None, lang: Language) -> tuple[str, str, str]:
+    """TTFT, tokens/s per user and in total: best (low–high)."""
+    if perf is None:
+        return ("–", "–", "–")
+
+    def cell(band: Band, decimals: int = 0) -> str:
+        return f"{number(band.best, lang, decimals)} ({number(band.low, lang, decimals)}–{number(band.high, lang, decimals)})"
+
+    mark = "" if perf.meets_target is None else (" ✓" if perf.meets_target else " ✗")
+    queue = " ⧗" if perf.saturated else ""
+    return (
+        cell(perf.ttft_ms) + mark,
+        cell(perf.output_tok_s_per_user),
+        cell(perf.output_tok_s_total) + queue,
+    )
 
 
 def _is_spanish(result: SizingResult) -> bool:

@@ -1,5 +1,8 @@
 """The calculator's memory chart: what a configuration needs against what each card offers.
 
+Below it, the speed chart: tokens/s per user and time to first token of the recommended option
+against concurrent users, with the calibrated range and the target (an inline SVG).
+
 A stacked bar (weights, KV cache, overhead) for the memory needed, then one bar per card
 option for its usable memory, all on one scale. A dashed line in each row marks what that
 option must hold (the need plus what the engine keeps in reserve there): a card fits when
@@ -10,6 +13,7 @@ numbers are also in the text for screen readers.
 
 from __future__ import annotations
 
+import math
 from html import escape
 from typing import TYPE_CHECKING
 
@@ -17,7 +21,7 @@ from assistant.sales import format_number
 from assistant.ui.texts import Lang, text
 
 if TYPE_CHECKING:
-    from tools import SizingResult
+    from tools import SizingRequest, SizingResult
 
 # Scale headroom past the longest bar so the need line's label never touches the edge.
 SCALE_MARGIN = 1.08
@@ -125,3 +129,134 @@ def _need_line(gb: float, scale: float) -> str:
 def empty_chart_html(message: str) -> str:
     """The chart area when there is nothing to draw (bad or missing input)."""
     return f'<figure class="vram-chart vc-empty" role="status"><figcaption>{escape(message)}</figcaption></figure>'
+
+
+# --- speed chart: tokens/s per user and time to first token against concurrent users ----------
+
+PERF_CHART_CSS = """
+.perf-chart { margin: 12px 0 0; padding: 12px 14px; border: 1px solid var(--border-color-primary);
+  border-radius: var(--radius-lg); background: var(--block-background-fill); color: var(--body-text-color); }
+.perf-chart figcaption { font-weight: 600; margin-bottom: 6px; }
+.perf-chart svg { width: 100%; height: auto; display: block; }
+.perf-chart .pc-axis, .perf-chart .pc-grid { stroke: currentColor; stroke-opacity: 0.35; }
+.perf-chart .pc-grid { stroke-dasharray: 2 4; }
+.perf-chart text { fill: currentColor; font-size: 11px; }
+.perf-chart .pc-tps { stroke: #3b82f6; fill: none; stroke-width: 2; }
+.perf-chart .pc-tps-band { fill: #3b82f6; fill-opacity: 0.15; }
+.perf-chart .pc-ttft { stroke: #f59e0b; fill: none; stroke-width: 2; }
+.perf-chart .pc-ttft-band { fill: #f59e0b; fill-opacity: 0.15; }
+.perf-chart .pc-target-tps { stroke: #3b82f6; stroke-dasharray: 6 4; stroke-width: 1.5; }
+.perf-chart .pc-target-ttft { stroke: #f59e0b; stroke-dasharray: 6 4; stroke-width: 1.5; }
+.perf-chart .pc-legend { display: flex; flex-wrap: wrap; gap: 4px 14px; font-size: 0.88em; margin-top: 6px; }
+.perf-chart .pc-swatch { display: inline-block; width: 14px; height: 3px; vertical-align: middle; margin-right: 5px; }
+"""
+CHART_CSS += PERF_CHART_CSS  # one stylesheet for the panel's charts
+_W, _H, _LEFT, _RIGHT, _TOP, _BOTTOM = 640, 240, 52, 58, 10, 34
+
+
+def _scale(values: list[float]) -> float:
+    top = max(values) if values else 1.0
+    return top * 1.1 if top > 0 else 1.0
+
+
+def performance_chart_html(request: SizingRequest, result: SizingResult, lang: Lang) -> str:
+    """Tokens/s per user (left axis, blue) and time to first token (right axis, orange) of the
+    recommended option from one user to as many as its memory holds, each with its calibrated
+    range shaded and the target dashed. Empty when there is no recommendation or no estimate."""
+    from tools.performance import perf_text
+    from tools.performance_sizing import recommended_curve
+
+    found = recommended_curve(request, result)
+    if not found:
+        return ""
+    label, points = found
+    users = [p.concurrency.best for p in points]
+    span = math.log2(users[-1]) if users[-1] > 1 else 1.0
+    plot_w, plot_h = _W - _LEFT - _RIGHT, _H - _TOP - _BOTTOM
+    target = result.performance.target if result.performance else None
+    if target is None:  # no target asked: draw the default service class's, which the lengths follow
+        from tools.performance import service_classes
+        from tools.schemas import PerformanceTarget
+
+        default = service_classes()["default"]
+        row = service_classes()["classes"][default]
+        target = PerformanceTarget(service=default, ttft_ms=row["ttft_ms"], tpot_ms=row["tpot_ms"])
+    target_tps = 1000 / target.tpot_ms if target.tpot_ms else None
+    target_ttft = target.ttft_ms if target.ttft_ms else None
+    tps_top = _scale([p.output_tok_s_per_user.high for p in points] + ([target_tps] if target_tps else []))
+    ttft_top = _scale([p.ttft_ms.high for p in points] + ([target_ttft] if target_ttft else []))
+
+    def x(n: float) -> float:
+        return _LEFT + (math.log2(n) / span if span else 0.0) * plot_w
+
+    def y(value: float, top: float) -> float:
+        return _TOP + plot_h * (1 - min(value, top) / top)
+
+    def line(values: list[float], top: float) -> str:
+        return " ".join(f"{x(n):.1f},{y(v, top):.1f}" for n, v in zip(users, values, strict=True))
+
+    def band(lows: list[float], highs: list[float], top: float) -> str:
+        upper = [f"{x(n):.1f},{y(v, top):.1f}" for n, v in zip(users, highs, strict=True)]
+        lower = [f"{x(n):.1f},{y(v, top):.1f}" for n, v in reversed(list(zip(users, lows, strict=True)))]
+        return " ".join(upper + lower)
+
+    tps = [p.output_tok_s_per_user for p in points]
+    ttft = [p.ttft_ms for p in points]
+    parts = [
+        f'<line class="pc-axis" x1="{_LEFT}" y1="{_TOP + plot_h}" x2="{_LEFT + plot_w}" y2="{_TOP + plot_h}"/>',
+        f'<line class="pc-axis" x1="{_LEFT}" y1="{_TOP}" x2="{_LEFT}" y2="{_TOP + plot_h}"/>',
+        f'<line class="pc-axis" x1="{_LEFT + plot_w}" y1="{_TOP}" x2="{_LEFT + plot_w}" y2="{_TOP + plot_h}"/>',
+        f'<polygon class="pc-tps-band" points="{band([b.low for b in tps], [b.high for b in tps], tps_top)}"/>',
+        f'<polygon class="pc-ttft-band" points="{band([b.low for b in ttft], [b.high for b in ttft], ttft_top)}"/>',
+        f'<polyline class="pc-tps" points="{line([b.best for b in tps], tps_top)}"/>',
+        f'<polyline class="pc-ttft" points="{line([b.best for b in ttft], ttft_top)}"/>',
+    ]
+    for n in users:
+        parts.append(
+            f'<text x="{x(n):.1f}" y="{_TOP + plot_h + 14}" text-anchor="middle">{format_number(n, lang)}</text>'
+        )
+    for fraction in (0.0, 0.5, 1.0):
+        level = _TOP + plot_h * (1 - fraction)
+        parts.append(
+            f'<line class="pc-grid" x1="{_LEFT}" y1="{level:.1f}" x2="{_LEFT + plot_w}" y2="{level:.1f}"/>'
+            f'<text x="{_LEFT - 6}" y="{level + 4:.1f}" text-anchor="end">{format_number(tps_top * fraction, lang)}</text>'
+            f'<text x="{_LEFT + plot_w + 6}" y="{level + 4:.1f}">{format_number(ttft_top * fraction, lang)}</text>'
+        )
+    if target_tps:
+        level = y(target_tps, tps_top)
+        parts.append(
+            f'<line class="pc-target-tps" x1="{_LEFT}" y1="{level:.1f}" x2="{_LEFT + plot_w}" y2="{level:.1f}"/>'
+        )
+    if target_ttft:
+        level = y(target_ttft, ttft_top)
+        parts.append(
+            f'<line class="pc-target-ttft" x1="{_LEFT}" y1="{level:.1f}" x2="{_LEFT + plot_w}" y2="{level:.1f}"/>'
+        )
+    parts.append(
+        f'<text x="{_LEFT + plot_w / 2:.1f}" y="{_H - 4}" text-anchor="middle">'
+        f"{escape(perf_text('chart_perf_users', lang))}</text>"
+    )
+    title = perf_text("chart_perf_title", lang, label=label)
+    summary = "; ".join(
+        f"{format_number(n, lang)}: {format_number(t.best, lang)} tok/s, TTFT {format_number(f.best, lang)} ms"
+        for n, t, f in zip(users, tps, ttft, strict=True)
+    )
+    legend = [
+        ("#3b82f6", perf_text("chart_perf_tps", lang)),
+        ("#f59e0b", perf_text("chart_perf_ttft", lang)),
+    ]
+    keys = "".join(
+        f'<span><span class="pc-swatch" style="background:{color}"></span>{escape(name)}</span>'
+        for color, name in legend
+    )
+    if target_tps or target_ttft:
+        from tools.performance import service_name
+
+        named = f"{perf_text('chart_perf_target', lang)} ({service_name(target.service, lang)})"
+        keys += f"<span>- - {escape(named)}</span>"
+    keys += f"<span>{escape(perf_text('chart_perf_band', lang))}</span>"
+    return (
+        f'<figure class="perf-chart" aria-label="{escape(title)}"><figcaption>{escape(title)}</figcaption>'
+        f'<svg viewBox="0 0 {_W} {_H}" role="img" aria-label="{escape(summary)}">{"".join(parts)}</svg>'
+        f'<div class="pc-legend">{keys}</div></figure>'
+    )

@@ -28,7 +28,7 @@ from assistant.schemas import (
     StepEvent,
     TextDelta,
 )
-from assistant.ui.chart import empty_chart_html, memory_chart_html
+from assistant.ui.chart import empty_chart_html, memory_chart_html, performance_chart_html
 from assistant.ui.chat_view import AnswerView, follow_up_suggestions
 from assistant.ui.session import VisitorSession
 from assistant.ui.texts import Lang, text
@@ -404,7 +404,8 @@ def calculator_view(inputs: CalculatorInputs, lang: Lang, hub: HubLookup | None 
     from tools import calculate_vram
 
     try:
-        result = calculate_vram(build_request(inputs, lang), hub=hub)
+        request = build_request(inputs, lang)
+        result = calculate_vram(request, hub=hub)
     except SizingError as exc:
         message = str(exc)
         return CalculatorView(
@@ -413,7 +414,7 @@ def calculator_view(inputs: CalculatorInputs, lang: Lang, hub: HubLookup | None 
             details_markdown="",
         )
     return CalculatorView(
-        chart_html=memory_chart_html(result, lang),
+        chart_html=memory_chart_html(result, lang) + performance_chart_html(request, result, lang),
         verdict_markdown=verdict_markdown(result, lang),
         details_markdown=details_markdown(result, lang),
         result=result,

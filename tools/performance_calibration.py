@@ -1,0 +1,208 @@
+"""The published serving measurements of tools/data/performance_calibration.json, ready to predict.
+
+Each point is one measured figure with its setup. `predict` runs the serving model on the point's
+setup with given efficiency factors; `conditional_time` does the same for one metric while taking
+the other measured figures of the same run as given, which is what the fit needs to stay fast.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from typing import Any, NamedTuple
+
+from tools.cards import card_facts
+from tools.catalog import resolve
+from tools.kv_cache import KV_BLOCKS
+from tools.performance_facts import (
+    extra_hardware,
+    hardware,
+    is_quantized,
+    load_data,
+    model_facts,
+    plain_model_facts,
+)
+from tools.performance_physics import Factors, Hardware, ModelFacts
+from tools.performance_serving import next_times, offline_batch, prefill_chunk, steady_state
+from tools.precision import FORMATS, PRECISIONS, token_embedding_bytes, weights
+
+GIB = 2**30
+# Metric groups: which part of the model a figure tests. Times are compared as times, rates as the
+# time per token they imply, so one error scale serves every metric of a group.
+DECODE = ("tpot_ms", "decode_tok_s", "output_tok_s_per_user")
+PREFILL = ("ttft_ms", "prefill_tok_s")
+THROUGHPUT = ("output_tok_s_total", "e2e_latency_ms")
+RATES = ("decode_tok_s", "output_tok_s_per_user", "prefill_tok_s", "output_tok_s_total")
+
+
+def metric_group(metric: str) -> str:
+    if metric in DECODE:
+        return "decode"
+    if metric in PREFILL:
+        return "prefill"
+    return "throughput"
+
+
+class CalibrationPoint(NamedTuple):
+    source: str
+    url: str
+    quote: str
+    held_out: bool
+    engine: str
+    card: str
+    gpus: int
+    model_id: str
+    precision: str
+    model: ModelFacts
+    hw: Hardware
+    chunk: float
+    metric: str
+    value: float
+    prompt: int
+    answer: int
+    concurrency: int
+    siblings: dict[str, float]  # the other figures measured in the same run
+
+    @property
+    def label(self) -> str:
+        gpus = f"{self.gpus}× " if self.gpus > 1 else ""
+        return f"{self.model_id} {self.precision} {self.engine} {gpus}{self.card}"
+
+
+def _weight_bytes(src: dict[str, Any], spec: dict[str, Any] | None) -> tuple[float, Any]:
+    w = src["weights"]
+    if "gib" in w:
+        return float(w["gib"]) * GIB, None
+    if "bpw" in w:
+        params = spec["params"] if spec else resolve(src["model"]).info.params
+        return params * float(w["bpw"]) / 8, None
+    if spec:
+        return spec["params"] * FORMATS[w["precision"]].bits / 8, None
+    resolved = resolve(src["model"])
+    return float(weights(resolved.arch, w["precision"]).bytes), resolved
+
+
+def _setup(src: dict[str, Any], doc: dict[str, Any]) -> tuple[ModelFacts, Hardware, float]:
+    engine, gpus = src["engine"], int(src["gpus"])
+    extra_model = doc["extra_models"].get(src["model"])
+    weight_bytes, resolved = _weight_bytes(src, extra_model)
+    kv_dtype = "fp16" if engine == "llamacpp" else "bf16"
+    precision = src["precision"]
+    if extra_model is not None:
+        model = plain_model_facts(extra_model, weight_bytes, precision, KV_BLOCKS[kv_dtype][1])
+    else:
+        resolved = resolved or resolve(src["model"])
+        compute_precision = precision if precision in PRECISIONS else "bf16"
+        embedding = token_embedding_bytes(resolved.arch, compute_precision)
+        model = model_facts(resolved.arch, weight_bytes, embedding, compute_precision, kv_dtype, engine, gpus)
+        model = model._replace(fp8_compute=precision == "fp8", quantized=is_quantized(precision))
+    card = src["gpu"]
+    if card in doc["extra_gpus"]:
+        hw = extra_hardware(card, doc["extra_gpus"][card], gpus)
+        memory = 24 * GIB
+    else:
+        found = hardware(card, gpus, src.get("interconnect"))
+        if found is None:
+            raise ValueError(f"calibration card {card} has no bandwidth in cards.json")
+        hw = found
+        memory = card_facts(card).usable_bytes
+    return model, hw, prefill_chunk(engine, memory)
+
+
+def held_out(source_id: str) -> bool:
+    """The rule stated in the calibration file: sources S02, S05, S08, ... are never fitted on."""
+    return int(source_id[1:]) % 3 == 2
+
+
+@cache
+def calibration_points() -> tuple[CalibrationPoint, ...]:
+    doc = load_data("performance_calibration.json")
+    points = []
+    for src in doc["sources"]:
+        model, hw, chunk = _setup(src, doc)
+        runs: dict[tuple[int, int, int], dict[str, float]] = {}
+        kept = [p for p in src["points"] if "excluded" not in p]
+        for p in kept:
+            runs.setdefault((p["input_len"], p["output_len"], p["concurrency"]), {})[p["metric"]] = p["value"]
+        for p in kept:
+            key = (p["input_len"], p["output_len"], p["concurrency"])
+            points.append(
+                CalibrationPoint(
+                    source=src["id"],
+                    url=src["url"],
+                    quote=src["quote"],
+                    held_out=held_out(src["id"]),
+                    engine=src["engine"],
+                    card=src["gpu"],
+                    gpus=int(src["gpus"]),
+                    model_id=src["model"],
+                    precision=src["precision"],
+                    model=model,
+                    hw=hw,
+                    chunk=chunk,
+                    metric=p["metric"],
+                    value=float(p["value"]),
+                    prompt=int(p["input_len"]),
+                    answer=int(p["output_len"]),
+                    concurrency=int(p["concurrency"]),
+                    siblings={m: v for m, v in runs[key].items() if m != p["metric"]},
+                )
+            )
+    return tuple(points)
+
+
+def as_time(metric: str, value: float, answer: int = 1) -> float:
+    """Seconds per unit the figure implies (per token for rates, per request for latencies)."""
+    if metric in RATES:
+        return 1.0 / value
+    return value / 1000.0
+
+
+def predict(point: CalibrationPoint, factors: Factors) -> float:
+    """The model's value of the point's metric, in the point's own unit, from the setup alone."""
+    m, hw, engine = point.model, point.hw, point.engine
+    if point.metric == "prefill_tok_s":
+        op = offline_batch(
+            m, hw, engine, factors._replace(request_overhead_s=0.0), point.prompt, 1, 1, point.chunk
+        )
+        return point.prompt / op.ttft_s
+    if point.metric == "decode_tok_s":
+        op = offline_batch(m, hw, engine, factors, 0, point.answer, 1, point.chunk)
+        return 1.0 / op.tpot_s
+    if point.metric == "e2e_latency_ms":
+        op = offline_batch(
+            m,
+            hw,
+            engine,
+            factors._replace(request_overhead_s=0.0),
+            point.prompt,
+            point.answer,
+            point.concurrency,
+            point.chunk,
+        )
+        return op.e2e_s * 1000
+    op = steady_state(m, hw, engine, factors, point.prompt, point.answer, point.concurrency, point.chunk)
+    return {
+        "ttft_ms": op.ttft_s * 1000,
+        "tpot_ms": op.tpot_s * 1000,
+        "output_tok_s_per_user": op.output_tok_s_per_user,
+        "output_tok_s_total": op.output_tok_s_total,
+    }[point.metric]
+
+
+def conditional_time(point: CalibrationPoint, factors: Factors) -> float:
+    """Like `predict` (as a time, see `as_time`), but the load around a concurrent run is taken
+    from the run's own measured figures where they exist: one engine step instead of a fixed
+    point, which keeps the fit's grid search fast."""
+    c = point.concurrency
+    if c <= 1 or point.metric not in ("tpot_ms", "ttft_ms", "output_tok_s_per_user"):
+        return as_time(point.metric, predict(point, factors))
+    s = point.siblings
+    tpot = s.get("tpot_ms", point.value if point.metric == "tpot_ms" else math.nan) / 1000
+    ttft = s.get("ttft_ms", point.value if point.metric == "ttft_ms" else math.nan) / 1000
+    if math.isnan(tpot) or math.isnan(ttft):
+        return as_time(point.metric, predict(point, factors))
+    ttft_next, tpot_next = next_times(
+        point.model, point.hw, point.engine, factors, point.prompt, point.answer, c, point.chunk, ttft, tpot
+    )
+    return ttft_next if point.metric == "ttft_ms" else tpot_next

@@ -1,0 +1,261 @@
+"""Fit the engines' efficiency factors on the fit part of the calibration set, never the held-out part.
+
+Run `python -m tools.performance_fit` to refit and rewrite tools/data/perf_factors.json (a test
+checks the file matches a fresh fit). For each engine: grid searches of (bandwidth efficiency,
+per-step overhead) on the dense models' decode figures, of the per-layer routing cost on the
+mixtures of experts', of (compute efficiency, per-request overhead) on the time-to-first-token
+figures of 16-bit and FP8 weights and of the relative prefill speed of integer-quantized weights, minimising the median over sources of each source's mean |log error| (among scores within 2 % of
+the best, the smallest fixed overhead: the figures rarely separate a fixed cost from an efficiency), alternated twice; then, per GPU
+generation with figures from at least two sources, the efficiencies are scaled by the median ratio of
+that generation's errors. The band of every estimate is the 5th to 95th percentile, per metric
+group, of leave-one-source-out errors on the fit points: each source estimated by factors fitted
+without it, so the band is as wide as the error on a setup the fit has not seen.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Iterable
+from pathlib import Path
+
+from tools.performance_calibration import (
+    CalibrationPoint,
+    as_time,
+    calibration_points,
+    conditional_time,
+    metric_group,
+    predict,
+)
+from tools.performance_physics import Factors
+
+START = Factors(0.7, 0.002, 0.5, 0.01, 0.0, 1.0)
+BANDWIDTH_GRID = [round(0.30 + 0.02 * i, 2) for i in range(36)]  # 0.30 .. 1.00
+STEP_OVERHEAD_GRID = [0.0005 * i for i in range(17)]  # 0 .. 8 ms
+COMPUTE_GRID = [round(0.10 + 0.02 * i, 2) for i in range(46)]  # 0.10 .. 1.00
+REQUEST_OVERHEAD_GRID = [0.002 * i for i in range(31)]  # 0 .. 60 ms
+QUANTIZED_RANGE = (0.3, 1.2)
+MOE_OVERHEAD_GRID = [0.000005 * i for i in range(41)]  # 0 .. 200 µs per routed layer
+MIN_GENERATION_SOURCES = 2
+SCORE_SLACK = 0.02  # scores within 2 % of the best count as a tie (see _best)
+BAND_QUANTILES = (0.05, 0.95)
+# An engine gets its own band for a metric group only with enough cross-validated errors behind it.
+MIN_BAND_POINTS = 5
+MIN_BAND_SOURCES = 3
+FACTORS_FILE = Path(__file__).parent / "data" / "perf_factors.json"
+
+
+def log_error(point: CalibrationPoint, factors: Factors, conditional: bool = True) -> float:
+    """log(estimated time / measured time): positive when the estimate is too slow."""
+    measured = as_time(point.metric, point.value)
+    estimated = (
+        conditional_time(point, factors) if conditional else as_time(point.metric, predict(point, factors))
+    )
+    return math.log(estimated / measured)
+
+
+def _score(points: list[CalibrationPoint], factors: Factors) -> float:
+    """Median over sources of each source's mean |log error|: a source that published a sweep of
+    seven prompt lengths counts once, like a source that published one figure, and one odd source
+    cannot drag the factors (a tenth of the mean breaks ties)."""
+    by_source: dict[str, list[float]] = {}
+    for p in points:
+        by_source.setdefault(p.source, []).append(abs(log_error(p, factors)))
+    per_source = [statistics.fmean(errors) for errors in by_source.values()]
+    return statistics.median(per_source) + 0.1 * statistics.fmean(per_source)
+
+
+def _best(candidates: list[Factors], points: list[CalibrationPoint], overhead: str) -> Factors:
+    """The best-scoring factors; among those within SCORE_SLACK of the best, the smallest fixed
+    overhead: when the figures cannot tell a fixed cost from a lower efficiency (one prompt length,
+    one model size), the fit does not invent a fixed cost."""
+    scored = [(_score(points, f), f) for f in candidates]
+    best = min(score for score, _ in scored)
+    near = [f for score, f in scored if score <= best * (1 + SCORE_SLACK) + 1e-12]
+    return min(near, key=lambda f: (getattr(f, overhead), -_efficiency(f, overhead)))
+
+
+def _efficiency(factors: Factors, overhead: str) -> float:
+    return factors.bandwidth_efficiency if overhead == "step_overhead_s" else factors.compute_efficiency
+
+
+def _fit_decode(points: list[CalibrationPoint], factors: Factors) -> Factors:
+    dense = [p for p in points if not p.model.moe_layers]
+    if dense:
+        grid = [
+            factors._replace(bandwidth_efficiency=b, step_overhead_s=o)
+            for b in BANDWIDTH_GRID
+            for o in STEP_OVERHEAD_GRID
+        ]
+        factors = _best(grid, dense, "step_overhead_s")
+    moe = [p for p in points if p.model.moe_layers]
+    if moe:
+        factors = min(
+            (factors._replace(moe_layer_overhead_s=o) for o in MOE_OVERHEAD_GRID),
+            key=lambda f: _score(moe, f),
+        )
+    return factors
+
+
+def _fit_prefill(points: list[CalibrationPoint], factors: Factors) -> Factors:
+    """Compute efficiency and request overhead on 16-bit and FP8 weights, then the speed of
+    integer-quantized weights relative to them."""
+    plain = [p for p in points if not p.model.quantized] or points
+    if plain:
+        overheads = REQUEST_OVERHEAD_GRID if any(p.metric == "ttft_ms" for p in plain) else [0.0]
+        grid = [
+            factors._replace(compute_efficiency=c, request_overhead_s=o)
+            for c in COMPUTE_GRID
+            for o in overheads
+        ]
+        factors = _best(grid, plain, "request_overhead_s")
+    quantized = [p for p in points if p.model.quantized]
+    if quantized and plain is not points:
+        # Compute-bound prefill time scales as 1 / quantized_compute: the median source's error
+        # at 1.0 gives the factor directly (and a unique one where two sources disagree).
+        error, _ = _source_median(quantized, factors._replace(quantized_compute=1.0))
+        factors = factors._replace(
+            quantized_compute=min(QUANTIZED_RANGE[1], max(QUANTIZED_RANGE[0], math.exp(error)))
+        )
+    return factors
+
+
+def fit_engine(points: list[CalibrationPoint]) -> Factors:
+    decode = [p for p in points if metric_group(p.metric) == "decode"]
+    prefill = [p for p in points if metric_group(p.metric) == "prefill"]
+    factors = START
+    for _ in range(2):
+        factors = _fit_decode(decode, factors)
+        factors = _fit_prefill(prefill, factors)
+    return factors
+
+
+def _source_median(points: list[CalibrationPoint], factors: Factors) -> tuple[float, int]:
+    """Median over sources of each source's mean log error, and how many sources there are."""
+    by_source: dict[str, list[float]] = {}
+    for p in points:
+        by_source.setdefault(p.source, []).append(log_error(p, factors))
+    if not by_source:
+        return 0.0, 0
+    return statistics.median(statistics.fmean(e) for e in by_source.values()), len(by_source)
+
+
+def _generation_factors(points: list[CalibrationPoint], base: Factors) -> Factors:
+    decode, decode_sources = _source_median([p for p in points if metric_group(p.metric) == "decode"], base)
+    prefill, prefill_sources = _source_median(
+        [p for p in points if metric_group(p.metric) == "prefill"], base
+    )
+    factors = base
+    if decode_sources >= MIN_GENERATION_SOURCES:
+        scale = math.exp(decode)
+        factors = factors._replace(bandwidth_efficiency=min(1.0, base.bandwidth_efficiency * scale))
+    if prefill_sources >= MIN_GENERATION_SOURCES:
+        scale = math.exp(prefill)
+        factors = factors._replace(compute_efficiency=min(1.0, base.compute_efficiency * scale))
+    return factors
+
+
+def _band_row(errors: list[float]) -> dict[str, float]:
+    return {
+        "low": round(_quantile(errors, BAND_QUANTILES[0]), 4),
+        "high": round(_quantile(errors, BAND_QUANTILES[1]), 4),
+        "points": len(errors),
+    }
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    position = q * (len(ordered) - 1)
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def fit_factors(fit_points: list[CalibrationPoint]) -> dict[str, dict]:
+    """Factors per engine and per (engine, generation) from the given points."""
+    engines: dict[str, dict] = {}
+    for engine in sorted({p.engine for p in fit_points}):
+        mine = [p for p in fit_points if p.engine == engine]
+        base = fit_engine(mine)
+        generations = {}
+        for generation in sorted({p.hw.generation for p in mine}):
+            theirs = [p for p in mine if p.hw.generation == generation]
+            generations[generation] = _generation_factors(theirs, base)._asdict()
+        engines[engine] = {
+            "factors": base._asdict(),
+            "generations": generations,
+            "points": len(mine),
+            "sources": sorted({p.source for p in mine}),
+        }
+    return engines
+
+
+def cross_validated_errors(fit_points: list[CalibrationPoint]) -> list[tuple[CalibrationPoint, float]]:
+    """log(measured / estimated time) of every fit point, each estimated by factors fitted without
+    its own source (leave one source out): errors the size a new setup will see."""
+    out = []
+    for source in sorted({p.source for p in fit_points}):
+        rest = [p for p in fit_points if p.source != source]
+        engines = fit_factors(rest)
+        for p in fit_points:
+            if p.source == source and p.engine in engines:
+                factors = factors_for(engines, p.engine, p.hw.generation)
+                out.append((p, -log_error(p, factors, conditional=False)))
+    return out
+
+
+def fit_part(points: Iterable[CalibrationPoint] | None = None) -> list[CalibrationPoint]:
+    """The points a fit may see: every point of a source the held-out rule does not hold out."""
+    return [p for p in (points if points is not None else calibration_points()) if not p.held_out]
+
+
+def fit(points: Iterable[CalibrationPoint] | None = None) -> dict:
+    """Factors and error bands, from the fit part of the calibration set only."""
+    fit_points = fit_part(points)
+    engines = fit_factors(fit_points)
+    residuals: dict[str, list[float]] = {}
+    by_engine: dict[tuple[str, str], list[tuple[str, float]]] = {}
+    for p, error in cross_validated_errors(fit_points):
+        residuals.setdefault(metric_group(p.metric), []).append(error)
+        by_engine.setdefault((p.engine, metric_group(p.metric)), []).append((p.source, error))
+    bands = {group: _band_row(r) for group, r in sorted(residuals.items())}
+    engine_bands: dict[str, dict] = {}
+    for (engine, group), rows in sorted(by_engine.items()):
+        if len(rows) >= MIN_BAND_POINTS and len({s for s, _ in rows}) >= MIN_BAND_SOURCES:
+            engine_bands.setdefault(engine, {})[group] = _band_row([e for _, e in rows])
+    return {
+        "about": "Efficiency factors of the serving-performance estimate, fitted by tools/performance_fit.py on the fit part of tools/data/performance_calibration.json (held-out sources never used). bands: 5th and 95th percentile, per metric group, of log(measured time / estimated time) on the fit points, each estimated with factors fitted without its own source (leave one source out); an estimate's band is its best x exp(band). engine_bands: the same per engine where it has at least 5 such errors from 3 sources; otherwise the pooled band applies.",
+        "held_out_sources": sorted({p.source for p in calibration_points() if p.held_out}),
+        "engines": engines,
+        "bands": bands,
+        "engine_bands": engine_bands,
+    }
+
+
+def factors_for(engines: dict, engine: str, generation: str) -> Factors:
+    row = engines[engine]
+    return Factors(**row["generations"].get(generation, row["factors"]))
+
+
+def _rounded(doc: dict) -> dict:
+    def walk(value: object) -> object:
+        if isinstance(value, float):
+            return round(value, 6)
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    return dict(walk(doc))  # type: ignore[call-overload]
+
+
+def fitted_document() -> dict:
+    return _rounded(fit())
+
+
+if __name__ == "__main__":
+    FACTORS_FILE.write_text(json.dumps(fitted_document(), indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {FACTORS_FILE}")

@@ -1,0 +1,150 @@
+"""The roofline of LLM serving: how long a decode step and a prefill take on given hardware.
+
+Pure arithmetic on plain numbers; the efficiency factors come from tools/performance_fit.py.
+
+- Decode is bound by memory traffic: every step reads the weights once (for a mixture of experts
+  only the experts the batch's tokens route to) plus the KV cache of every running sequence; or by
+  compute (2 FLOPs per active parameter per token) when the batch is large. Whichever is larger,
+  divided by the share of peak the engine reaches, plus a fixed per-step cost (scheduling, kernel
+  launches, sampling) and, for a mixture of experts, a fixed cost per routed layer (gating, top-k,
+  sorting tokens by expert: several small kernels whatever the batch). Sources: the roofline analyses of LLM-Viewer (Yuan et al. 2024, "LLM
+  Inference Unveiled") and GenZ (Bambhaniya et al. 2024).
+- Prefill is compute bound: 2 × active parameters × prompt tokens, plus attention
+  (≈ 2 × layers × tokens² × hidden for a causal prompt), and never faster than one read of the
+  weights.
+- Tensor parallelism (vLLM, TensorRT-LLM) splits every matrix over the GPUs, so they read and
+  compute in parallel, and adds two all-reduces per layer of the batch's hidden states. llama.cpp's
+  layer split and transformers' device_map run the layers one GPU after the other instead.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+# All-reduce cost = latency + 2 (g - 1) / g × bytes / bus bandwidth (NCCL's "busbw" convention).
+# NVLink: ~6 µs for small messages on 2 × H100 with CUDA graphs (NVIDIA/nccl#1259) and 370 GB/s
+# effective bus bandwidth (NVIDIA/nccl-tests#212, NCCL maintainer's figure for H100 NVLink).
+# PCIe: 19.4 µs for a 4 KB all-reduce inside a CUDA graph on 4 GPUs behind a PCIe switch
+# (haohervchb/sglang-V100#2) and 28 GB/s bus bandwidth on 8 PCIe 5.0 GPUs (NVIDIA/nccl#1639).
+ALLREDUCE = {
+    "nvlink": (6e-6, 370e9),
+    "pcie": (19.4e-6, 28e9),
+}
+ACTIVATION_BYTES = 2  # bf16 hidden states travel between GPUs
+ALLREDUCES_PER_LAYER = 2  # after attention and after the MLP (Megatron-style tensor parallelism)
+
+
+class Hardware(NamedTuple):
+    """One serving node: a card model × count and how the cards talk."""
+
+    card_id: str
+    bandwidth_gbps: float
+    bf16_tflops: float | None
+    fp8: bool
+    generation: str
+    gpus: int
+    interconnect: str  # "nvlink" or "pcie"
+
+
+class ModelFacts(NamedTuple):
+    """What the roofline needs to know about a model at its served precision."""
+
+    params: int
+    active_params: int
+    dense_read_bytes: float  # read every step whatever the batch: attention, shared layers, LM head
+    expert_bytes: float  # all routed experts together (0 for a dense model)
+    num_experts: int
+    experts_per_token: int
+    layers: int
+    moe_layers: int  # layers whose MLP is routed experts
+    hidden: int
+    kv_full_bytes_per_token: float  # per context token, full-attention layers, all GPUs
+    kv_sliding_bytes_per_token: float  # per context token, sliding layers (capped at the window)
+    sliding_window: int | None
+    fp8_compute: bool  # FP8 weights run on FP8 tensor cores where the card has them
+    quantized: bool = False  # integer-quantized weights (GGUF Q*, AWQ, GPTQ...): dequantizing kernels
+
+
+class Factors(NamedTuple):
+    """How close an engine gets to the hardware's peaks (fitted on published measurements)."""
+
+    bandwidth_efficiency: float  # share of peak memory bandwidth a decode step reaches
+    step_overhead_s: float  # fixed cost of each decode step
+    compute_efficiency: float  # share of peak tensor FLOPs a prefill reaches
+    request_overhead_s: float  # fixed cost before the first token (HTTP, tokenizer, scheduling)
+    moe_layer_overhead_s: float = 0.0  # fixed cost per mixture-of-experts layer and step (routing)
+    quantized_compute: float = 1.0  # prefill speed of integer-quantized weights relative to 16-bit
+
+
+def tensor_parallel(engine: str) -> bool:
+    return engine in ("vllm", "trtllm")
+
+
+def kv_read_bytes(model: ModelFacts, context: float) -> float:
+    window = model.sliding_window or context
+    return model.kv_full_bytes_per_token * context + model.kv_sliding_bytes_per_token * min(context, window)
+
+
+def experts_touched(model: ModelFacts, tokens: float) -> float:
+    """Share of routed experts a step reads: each token picks k of E experts per layer, so B tokens
+    touch E × (1 - (1 - k/E)^B) distinct experts on average (uniform routing)."""
+    if not model.num_experts or tokens <= 0:
+        return 0.0
+    pick = model.experts_per_token / model.num_experts
+    return 1.0 - (1.0 - pick) ** tokens
+
+
+def peak_flops(hw: Hardware, model: ModelFacts) -> float | None:
+    if not hw.bf16_tflops:
+        return None
+    fp8 = 2.0 if model.fp8_compute and hw.fp8 else 1.0
+    return hw.bf16_tflops * 1e12 * fp8
+
+
+def _parallel(hw: Hardware, engine: str) -> int:
+    return hw.gpus if tensor_parallel(engine) else 1
+
+
+def communication_s(model: ModelFacts, hw: Hardware, engine: str, tokens: float) -> float:
+    """Tensor-parallel all-reduces of one forward pass over `tokens` tokens."""
+    g = hw.gpus
+    if g <= 1 or not tensor_parallel(engine):
+        return 0.0
+    latency, bus = ALLREDUCE[hw.interconnect]
+    message = tokens * model.hidden * ACTIVATION_BYTES
+    one = latency + 2 * (g - 1) / g * message / bus
+    return model.layers * ALLREDUCES_PER_LAYER * one
+
+
+def step_s(
+    model: ModelFacts,
+    hw: Hardware,
+    engine: str,
+    factors: Factors,
+    decoding: float,
+    context: float,
+    prefill_tokens: float = 0.0,
+    prefill_context: float = 0.0,
+) -> float:
+    """One engine step: `decoding` sequences each add a token at average `context`, and
+    `prefill_tokens` prompt tokens (average prompt length `prefill_context`) ride along
+    (continuous batching with chunked prefill)."""
+    tokens = decoding + prefill_tokens
+    parallel = _parallel(hw, engine)
+    weights = model.dense_read_bytes + model.expert_bytes * experts_touched(model, tokens)
+    memory = weights + decoding * kv_read_bytes(model, context)
+    t_memory = memory / (hw.bandwidth_gbps * 1e9 * parallel * factors.bandwidth_efficiency)
+    flops = 2.0 * model.active_params * tokens
+    # Attention: QK^T and AV cost 2 FLOPs per multiply-add each, 4 × hidden per attended token and
+    # layer; a prompt token attends on average to half the prompt (causal mask).
+    flops += 4.0 * model.layers * model.hidden * (prefill_tokens * prefill_context + decoding * context)
+    peak = peak_flops(hw, model)
+    efficiency = factors.compute_efficiency * (factors.quantized_compute if model.quantized else 1.0)
+    t_compute = flops / (peak * parallel * efficiency) if peak else 0.0
+    fixed = factors.step_overhead_s + model.moe_layers * factors.moe_layer_overhead_s
+    return max(t_memory, t_compute) + fixed + communication_s(model, hw, engine, tokens)
+
+
+def prefill_s(model: ModelFacts, hw: Hardware, engine: str, factors: Factors, prompt: float) -> float:
+    """One prompt alone on the engine: compute bound, at least one read of the weights."""
+    return step_s(model, hw, engine, factors, 0.0, 0.0, prompt, prompt / 2)

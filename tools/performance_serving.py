@@ -1,0 +1,200 @@
+"""A served workload in steady state: N users, each sending its next request when the last ends.
+
+Continuous batching (vLLM, TensorRT-LLM, llama.cpp's server slots) runs the prompts of new
+requests inside the same engine steps as the answers being generated, so decoders wait for
+prefills and a new prompt shares the GPU with the running answers. The steady state is a fixed
+point: how many sequences decode at once, and how often a prompt interrupts them, depend on
+TTFT and TPOT, which depend on both (Little's law: N = rate × (TTFT + (answer − 1) × TPOT)).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from tools.performance_physics import Factors, Hardware, ModelFacts, step_s
+
+# Prompt tokens one engine step takes (the prefill chunk): vLLM's max_num_batched_tokens default
+# (8192 on cards of 70 GiB and more, 2048 below; tools/engines.py), TensorRT-LLM's max_num_tokens
+# default 8192, llama.cpp's micro-batch n_ubatch 512 (tools/engines.py LLAMACPP_UBATCH).
+LARGE_GPU_BYTES = 70 * 2**30
+# Guards of `next_times` (one round from measured figures, used by the fit): a measured run is never
+# saturated, so these only keep a bad figure from dividing by zero.
+MIN_DECODE_SHARE = 0.02
+MAX_PREFILL_BUSY = 0.98
+
+
+def prefill_chunk(engine: str, card_memory_bytes: float) -> float:
+    if engine == "vllm":
+        return 8192 if card_memory_bytes >= LARGE_GPU_BYTES else 2048
+    if engine == "trtllm":
+        return 8192
+    if engine in ("llamacpp", "ollama"):
+        return 512
+    return math.inf  # transformers' generate() runs the whole prompt at once
+
+
+def chunk_count(tokens: float, chunk: float) -> float:
+    """Engine steps a prompt takes. Fractional: the leftover of the last chunk rides in a step the
+    running answers need anyway (chunked prefill fills each step's token budget), so 2,049
+    tokens cost one chunk and a sliver, not two."""
+    return max(1.0, tokens / chunk) if math.isfinite(chunk) else 1.0
+
+
+class Operating(NamedTuple):
+    """One operating point, in seconds and per second."""
+
+    concurrency: float
+    ttft_s: float
+    tpot_s: float
+    e2e_s: float
+    output_tok_s_total: float
+    requests_per_s: float
+
+    @property
+    def output_tok_s_per_user(self) -> float:
+        return 1.0 / self.tpot_s
+
+
+def _prefill_time(
+    model: ModelFacts,
+    hw: Hardware,
+    engine: str,
+    factors: Factors,
+    tokens: float,
+    prompt: float,
+    decoding: float,
+    context: float,
+    chunk: float,
+) -> float:
+    """Time to push `tokens` prompt tokens through, chunk by chunk, each chunk in a step that also
+    carries the `decoding` running answers."""
+    chunks = chunk_count(tokens, chunk)
+    per_chunk = tokens / chunks
+    return chunks * step_s(model, hw, engine, factors, decoding, context, per_chunk, prompt / 2)
+
+
+def next_times(
+    model: ModelFacts,
+    hw: Hardware,
+    engine: str,
+    factors: Factors,
+    prompt: int,
+    answer: int,
+    users: float,
+    chunk: float,
+    ttft: float,
+    tpot: float,
+) -> tuple[float, float]:
+    """One round of the fixed point: TTFT and TPOT given the load that `ttft` and `tpot` imply.
+
+    Of a user's cycle (TTFT + (answer − 1) × TPOT) the share spent generating sets how many
+    sequences decode at once. A prompt runs in steps that also carry those decoders ("mixed"
+    steps), so every step, mixed or not, gives each decoder one token; the other users' prompts
+    arrive at rate λ_o and each costs `extra` seconds more than the decode steps it replaces,
+    so decode steps get 1 − λ_o × extra of every second: TPOT = t_decode / (1 − λ_o × extra).
+    A new prompt waits for the prompts ahead of it: M/D/1 queueing on the prefill work,
+    W = ρ / (2 (1 − ρ)) × prefill with ρ = λ_o × prefill, which keeps the request rate below
+    what the GPU can prefill."""
+    context = prompt + answer / 2
+    steps = max(answer - 1, 0)
+    e2e = ttft + steps * tpot
+    decoding = users * steps * tpot / e2e if e2e > 0 else 0.0
+    others_rate = max(users - 1.0, 0.0) / e2e if e2e > 0 else 0.0  # the other users' requests per second
+    t_decode = step_s(model, hw, engine, factors, decoding, context)
+    prefill = _prefill_time(model, hw, engine, factors, prompt, prompt, decoding, context, chunk)
+    extra = max(prefill - chunk_count(prompt, chunk) * t_decode, 0.0)
+    new_tpot = t_decode / max(1.0 - others_rate * extra, MIN_DECODE_SHARE)
+    busy = min(others_rate * prefill, MAX_PREFILL_BUSY)
+    new_ttft = factors.request_overhead_s + prefill * (1.0 + busy / (2.0 * (1.0 - busy)))
+    return new_ttft, new_tpot
+
+
+def _times_at_rate(
+    model: ModelFacts,
+    hw: Hardware,
+    engine: str,
+    factors: Factors,
+    prompt: int,
+    answer: int,
+    users: float,
+    chunk: float,
+    rate: float,
+) -> tuple[float, float]:
+    """TTFT and TPOT when requests complete at `rate` per second (inf when the GPU cannot keep up).
+    Little's law on the decode phase gives the decoders at once: rate × (answer − 1) × TPOT."""
+    context = prompt + answer / 2
+    steps = max(answer - 1, 0)
+    others_rate = rate * max(users - 1.0, 0.0) / users
+    tpot = step_s(model, hw, engine, factors, 0.0, context)
+    prefill = tpot
+    for _ in range(100):
+        decoding = rate * steps * tpot
+        t_decode = step_s(model, hw, engine, factors, decoding, context)
+        prefill = _prefill_time(model, hw, engine, factors, prompt, prompt, decoding, context, chunk)
+        extra = max(prefill - chunk_count(prompt, chunk) * t_decode, 0.0)
+        share = 1.0 - others_rate * extra
+        if share <= 0:
+            return math.inf, math.inf
+        new_tpot = t_decode / share
+        done = abs(new_tpot - tpot) <= 1e-9 + 1e-7 * tpot
+        tpot = new_tpot
+        if done:
+            break
+    busy = others_rate * prefill
+    if busy >= 1.0:
+        return math.inf, math.inf
+    return factors.request_overhead_s + prefill * (1.0 + busy / (2.0 * (1.0 - busy))), tpot
+
+
+def steady_state(
+    model: ModelFacts,
+    hw: Hardware,
+    engine: str,
+    factors: Factors,
+    prompt: int,
+    answer: int,
+    users: float,
+    chunk: float,
+) -> Operating:
+    """N users in a closed loop (each sends its next request as soon as the last answer ends):
+    the request rate λ with N = λ × (TTFT(λ) + (answer − 1) × TPOT(λ)), found by bisection. TTFT and
+    TPOT grow with λ, so more users never make anything faster."""
+    steps = max(answer - 1, 0)
+
+    def latency(rate: float) -> float:
+        ttft, tpot = _times_at_rate(model, hw, engine, factors, prompt, answer, users, chunk, rate)
+        return ttft + steps * tpot
+
+    low, high = 0.0, users / latency(0.0)
+    while high * latency(high) < users:
+        low, high = high, high * 2
+    for _ in range(50):
+        middle = (low + high) / 2
+        if middle * latency(middle) < users:
+            low = middle
+        else:
+            high = middle
+    rate = low
+    ttft, tpot = _times_at_rate(model, hw, engine, factors, prompt, answer, users, chunk, rate)
+    return Operating(users, ttft, tpot, ttft + steps * tpot, rate * answer, rate)
+
+
+def offline_batch(
+    model: ModelFacts,
+    hw: Hardware,
+    engine: str,
+    factors: Factors,
+    prompt: int,
+    answer: int,
+    batch: int,
+    chunk: float,
+) -> Operating:
+    """`batch` requests submitted together (vLLM's `bench latency`, llama-bench): every prompt is
+    prefilled, then all answers are generated side by side."""
+    context = prompt + answer / 2
+    ttft = _prefill_time(model, hw, engine, factors, prompt * batch, prompt, 0, 0, chunk)
+    tpot = step_s(model, hw, engine, factors, batch, context)
+    e2e = ttft + max(answer - 1, 0) * tpot
+    rate = batch / e2e
+    return Operating(batch, ttft, tpot, e2e, rate * answer, rate)

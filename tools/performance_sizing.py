@@ -1,0 +1,276 @@
+"""The serving estimate inside a sizing result: on every option, for the recommended one, and in
+the recommendation when the request has a latency target.
+
+With a target, the recommendation is the smallest option that holds the request in memory and
+meets the target. When none does, the suggestions say what would: more independent servers of
+the recommended option sharing the users, more GPUs in tensor parallel, or a faster card.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tools.performance import (
+    Workload,
+    estimate_performance,
+    perf_text,
+    performance_line,
+    target_text,
+    workload_from_request,
+)
+from tools.performance_measured import load_measurements
+from tools.schemas import CardOption, Measurement, PerformanceEstimate
+
+if TYPE_CHECKING:
+    from tools.calculator import Evaluation, Scenario
+    from tools.schemas import SizingRequest, SizingResult
+
+MAX_REPLICAS = 16
+TENSOR_PARALLEL = (2, 4, 8)
+
+
+def option_card(evaluation: Evaluation) -> tuple[str, int]:
+    """The card an option is judged on for speed: its slowest member card, and the GPU count."""
+    slowest = min(evaluation.candidate.members, key=lambda hw: hw.bandwidth_gbps or 0.0)
+    return slowest.card_id, slowest.gpus
+
+
+def acceptable(estimate: PerformanceEstimate | None) -> bool:
+    """Keeps up with the load (not saturated) and meets the target where there is one."""
+    return estimate is not None and not estimate.saturated and estimate.meets_target is not False
+
+
+def option_performance(
+    scenario: Scenario, evaluation: Evaluation, workload: Workload, measured: list[Measurement]
+) -> PerformanceEstimate | None:
+    card, gpus = option_card(evaluation)
+    if evaluation.option.max_concurrent_sequences < 1:
+        return None
+    return estimate_performance(
+        scenario, card, gpus, workload, evaluation.option.max_concurrent_sequences, measured
+    )
+
+
+def _replicas(
+    scenario: Scenario, evaluation: Evaluation, workload: Workload, measured: list[Measurement]
+) -> tuple[int, PerformanceEstimate] | None:
+    """The fewest independent copies of the option that meet the target, each with its share."""
+    for count in range(2, MAX_REPLICAS + 1):
+        share = workload._replace(
+            users=max(1, -(-workload.users // count)),
+            rate=workload.rate / count if workload.rate is not None else None,
+        )
+        estimate = option_performance(scenario, evaluation, share, measured)
+        if estimate is not None and acceptable(estimate):
+            return count, estimate
+    return None
+
+
+def _bigger(
+    scenario: Scenario, card: str, workload: Workload, measured: list[Measurement]
+) -> list[tuple[str, int, PerformanceEstimate]]:
+    """Options beyond the compared ones that meet the target: this card × more GPUs in tensor
+    parallel, then faster cards (ordered by bandwidth) at the fewest GPUs that hold the model."""
+    from tools.calculator import candidates, evaluate
+    from tools.cards import list_cards
+
+    found: list[tuple[str, int, PerformanceEstimate]] = []
+
+    def first_meeting(card_id: str, counts: tuple[int, ...]) -> tuple[str, int, PerformanceEstimate] | None:
+        for count in counts:
+            ev = evaluate(scenario, candidates(f"{card_id}:{count}", scenario.lang)[0])
+            if not ev.option.fits:
+                continue
+            estimate = option_performance(scenario, ev, workload, measured)
+            if estimate is not None and acceptable(estimate):
+                return card_id, count, estimate
+        return None
+
+    if scenario.engine in ("vllm", "transformers"):
+        more = first_meeting(card, TENSOR_PARALLEL)
+        if more:
+            found.append(more)
+            return found
+    from tools.cards import card_facts
+
+    base = card_facts(card).card.bandwidth_gbps or 0.0
+    faster = sorted(
+        (c for c in list_cards() if (c.bandwidth_gbps or 0) > base), key=lambda c: c.bandwidth_gbps or 0.0
+    )
+    for other in faster:
+        hit = first_meeting(other.id, (1, *TENSOR_PARALLEL) if scenario.engine != "llamacpp" else (1, 2, 4))
+        if hit:
+            found.append(hit)
+            break
+    return found
+
+
+def _alternatives_with_performance(
+    scenario: Scenario, alternatives: list[CardOption], workload: Workload, measured: list[Measurement]
+) -> list[CardOption]:
+    """The hardware beyond the compared options (named cards × N) with its estimate too."""
+    from tools.calculator import candidates, evaluate
+
+    out = []
+    for option in alternatives:
+        estimate = None
+        if option.card:
+            evaluation = evaluate(scenario, candidates(option.card, scenario.lang)[0])
+            estimate = option_performance(scenario, evaluation, workload, measured)
+        out.append(option.model_copy(update={"performance": estimate}))
+    return out
+
+
+def _latency_s(estimate: PerformanceEstimate) -> float:
+    return (estimate.ttft_ms.best + (estimate.output_len - 1) * estimate.tpot_ms.best) / 1000
+
+
+def add_performance(
+    request: SizingRequest, scenario: Scenario, evaluations: list[Evaluation], result: SizingResult
+) -> SizingResult:
+    """The result with `performance` on every option and at the top (the recommended option),
+    and, when a latency target is given, the recommendation that meets it."""
+    workload = workload_from_request(request, scenario.context)
+    measured = list(request.measured) if request.measured is not None else load_measurements()
+    estimates = [option_performance(scenario, ev, workload, measured) for ev in evaluations]
+    options: list[CardOption] = [
+        ev.option.model_copy(update={"performance": est})
+        for ev, est in zip(evaluations, estimates, strict=True)
+    ]
+    update: dict[str, object] = {"options": options}
+    recommended_id = result.recommended
+    ids = [o.card_class or o.card for o in options]
+    lang = scenario.lang
+    target = workload.target
+    has_target = target is not None and (target.ttft_ms is not None or target.tpot_ms is not None)
+    if has_target or workload.rate is not None:
+        meeting = [
+            i for i, (o, est) in enumerate(zip(options, estimates, strict=True)) if o.fits and acceptable(est)
+        ]
+        current = ids.index(recommended_id) if recommended_id in ids else None
+        if meeting and (current is None or current not in meeting):
+            pick = meeting[0]
+            recommended_id = ids[pick]
+            est = estimates[pick]
+            assert est is not None
+            update["recommended"] = recommended_id
+            key = "perf_pick" if target is not None and has_target else "perf_pick_rate"
+            update["recommendation"] = " ".join(
+                (
+                    perf_text(
+                        key,
+                        lang,
+                        label=options[pick].label,
+                        target=target_text(target, lang) if target else "",
+                    ),
+                    performance_line(est, options[pick].label, lang),
+                )
+            )
+        elif not meeting:
+            update["suggestions"] = [
+                *result.suggestions,
+                *_target_suggestions(scenario, evaluations, options, workload, measured),
+            ]
+    if result.alternatives:
+        alternatives = _alternatives_with_performance(scenario, result.alternatives, workload, measured)
+        update["alternatives"] = alternatives
+        if not any(o.fits for o in options) and (has_target or workload.rate is not None):
+            update["suggestions"] = [
+                *result.suggestions,
+                *(
+                    perf_text("perf_alternative", lang, line=performance_line(o.performance, o.label, lang))
+                    for o in alternatives
+                    if o.performance is not None and acceptable(o.performance)
+                ),
+            ]
+    if recommended_id in ids:
+        update["performance"] = estimates[ids.index(recommended_id)]
+    elif estimates and result.recommended is None:
+        update["performance"] = None
+    return result.model_copy(update=update)
+
+
+def _target_suggestions(
+    scenario: Scenario,
+    evaluations: list[Evaluation],
+    options: list[CardOption],
+    workload: Workload,
+    measured: list[Measurement],
+) -> list[str]:
+    lang, target = scenario.lang, workload.target
+    fitting = [i for i, o in enumerate(options) if o.fits]
+    if not fitting:
+        return []  # the memory suggestions come first
+    lines = []
+    if target is not None and (target.ttft_ms is not None or target.tpot_ms is not None):
+        lines.append(perf_text("perf_none_meets", lang, target=target_text(target, lang)))
+    index = fitting[0]
+    ev = evaluations[index]
+    from tools.texts import integer, number
+
+    first = options[index].performance
+    if first is not None and first.saturated and workload.rate is not None:
+        lines.append(
+            perf_text(
+                "perf_saturated",
+                lang,
+                rate=number(workload.rate, lang, 2),
+                needed=integer(round(workload.rate * _latency_s(first)), lang),
+                held=integer(ev.option.max_concurrent_sequences, lang),
+            )
+        )
+    replicas = _replicas(scenario, ev, workload, measured) if workload.users > 1 or workload.rate else None
+    if replicas:
+        count, est = replicas
+        lines.append(
+            perf_text(
+                "perf_replicas",
+                lang,
+                count=count,
+                label=options[index].label,
+                ttft=integer(round(est.ttft_ms.best), lang),
+                tps=number(est.output_tok_s_per_user.best, lang, 0),
+            )
+        )
+        return lines
+    card, _ = option_card(ev)
+    bigger = _bigger(scenario, card, workload, measured)
+    from tools.cards import card_facts
+
+    for card_id, count, est in bigger:
+        key = "perf_more_gpus" if card_id == card else "perf_faster_card"
+        lines.append(
+            perf_text(
+                key,
+                lang,
+                count=count,
+                card=card_facts(card_id).card.name,
+                ttft=integer(round(est.ttft_ms.best), lang),
+                tps=number(est.output_tok_s_per_user.best, lang, 0),
+            )
+        )
+    if not bigger:
+        lines.append(perf_text("perf_out_of_reach", lang))
+    return lines
+
+
+def recommended_curve(
+    request: SizingRequest, result: SizingResult
+) -> tuple[str, list[PerformanceEstimate]] | None:
+    """The recommended option's label and its estimate at 1, 2, 4, ... users up to what its memory
+    holds (the calculator panel's speed chart); None without a recommendation or bandwidth data."""
+    from tools.calculator import build_scenario, candidates, evaluate
+    from tools.performance import performance_curve
+
+    if result.recommended is None:
+        return None
+    scenario = build_scenario(request)
+    for candidate in candidates(request.gpu, request.lang):
+        if (candidate.card_class or candidate.card) != result.recommended:
+            continue
+        evaluation = evaluate(scenario, candidate)
+        card, gpus = option_card(evaluation)
+        workload = workload_from_request(request, scenario.context)
+        points = performance_curve(scenario, card, gpus, workload, evaluation.option.max_concurrent_sequences)
+        return (evaluation.option.label, points) if points else None
+    return None
