@@ -324,7 +324,8 @@ class DeskStore:
                 rating=entry.rating,
                 comment=entry.comment.strip()[:2000],
                 question=logged.question if logged else entry.question[:4000],
-                answer_digest=digest,
+                # The logged answer's key, also when the page showed it rewritten (folded blocks).
+                answer_digest=logged.answer_digest if logged else digest,
                 question_id=logged.id if logged else None,
                 slots=dict(logged.slots) if logged else dict(entry.slots),
                 outcome=dict(logged.outcome) if logged else dict(entry.outcome),

@@ -142,7 +142,7 @@ def test_thumbs_down_with_a_comment_and_the_handoff_are_stored(
     [feedback] = store.feedback()
     assert feedback.rating == "down" and feedback.comment == "I wanted a price for two servers"
     assert feedback.question == question and feedback.question_id is not None
-    assert feedback.answer_digest == store.questions()[0].answer_digest  # found by the answer itself
+    assert feedback.answer_digest == store.questions()[0].answer_digest  # linked to the logged answer
     assert feedback.outcome["fits"] is False and feedback.mode == "offline"
     logged = store.questions()
     assert logged[0].question == question and logged[0].nothing_fit and logged[0].retrieval_scores
