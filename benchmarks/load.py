@@ -113,6 +113,8 @@ def started_app(omp_threads: int, data_dir: Path | None) -> Iterator[tuple[str, 
     # shapes (a Chroma server, an LLM) are measured with --url against them.
     env = {name: value for name, value in os.environ.items() if not name.startswith("SIZING_")}
     env["SIZING_DATA_DIR"] = str(data_dir or workdir / "data")
+    # The simulated visitors all come from loopback: one address, so lift the per-address limit.
+    env["SIZING_CLIENT_RATE_LIMIT_PER_MINUTE"] = "100000"
     # As deploy/Dockerfile sets it (see the reason there); --omp-threads measures other values.
     env["OMP_NUM_THREADS"] = str(omp_threads)
     env["GRADIO_ANALYTICS_ENABLED"] = "False"

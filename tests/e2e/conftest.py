@@ -52,6 +52,9 @@ def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
         GRADIO_ANALYTICS_ENABLED="False",
         HF_HUB_OFFLINE="1",
         PYTHONUNBUFFERED="1",
+        # Every test visitor comes from 127.0.0.1: the per-address limit (tested on its own in
+        # tests/test_client_limits.py) would otherwise count them all as one client.
+        SIZING_CLIENT_RATE_LIMIT_PER_MINUTE="100000",
     )
     env.update(extra)
     return env
