@@ -91,6 +91,17 @@ class SizingPlan:
     language: Language
     utilization: float | None = None  # vLLM --gpu-memory-utilization; None = the calculator's default
     head_count: int | None = None  # the head count the users were derived from
+    # The serving workload the message asked about (service class, requests/s, latency targets).
+    service: str | None = None
+    rate: float | None = None
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+
+    @property
+    def workload(self) -> dict[str, object]:
+        """The SizingRequest fields of the workload that were said."""
+        said = {"service": self.service, "rate": self.rate, "ttft_ms": self.ttft_ms, "tpot_ms": self.tpot_ms}
+        return {key: value for key, value in said.items() if value is not None}
 
     def requests(self, *, on_card: bool = True) -> list[SizingRequest]:
         return [
@@ -104,6 +115,7 @@ class SizingPlan:
                 gpu=self.gpu if on_card else None,
                 lang=self.language,
                 **({"gpu_memory_utilization": self.utilization} if self.utilization else {}),
+                **self.workload,
             )
             for precision in self.precisions
         ]
@@ -186,7 +198,7 @@ def plan_sizing(
     if users is None and state.head_count:
         users = users_from_head_count(state.head_count)
         assumed.append("head_count")
-    elif users is None:
+    elif users is None and not (understanding and understanding.rate):  # a rate sets the users
         assumed.append("users")
     if understanding and understanding.precision_assumed:
         assumed.append("quantized")
@@ -206,6 +218,10 @@ def plan_sizing(
         language=language,
         utilization=state.gpu_memory_utilization,
         head_count=state.head_count if "head_count" in assumed else None,
+        service=understanding.service if understanding else None,
+        rate=understanding.rate if understanding else None,
+        ttft_ms=understanding.ttft_ms if understanding else None,
+        tpot_ms=understanding.tpot_ms if understanding else None,
     )
 
 
