@@ -45,6 +45,19 @@ def gpu_calibrated(evaluation: Evaluation) -> bool:
     return kind not in ("apple", "cpu") and evaluation.estimate.pipeline == 1
 
 
+def calibrated_estimate(option: CardOption) -> PerformanceEstimate | None:
+    """An option's serving estimate where its calibration covers the hardware (GPUs in one node,
+    as `gpu_calibrated`); None elsewhere, where the option's own `decode_tokens_per_s` stands."""
+    from tools.calculator import NODE_GPUS
+    from tools.cards import resolve_card
+
+    if option.performance is None or option.gpus > NODE_GPUS:
+        return None
+    if option.card and resolve_card(option.card.partition(":")[0]).kind in ("apple", "cpu"):
+        return None
+    return option.performance
+
+
 def acceptable(estimate: PerformanceEstimate | None) -> bool:
     """Keeps up with the load (not saturated) and meets the target where there is one."""
     return estimate is not None and not estimate.saturated and estimate.meets_target is not False

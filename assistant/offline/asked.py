@@ -21,11 +21,12 @@ from assistant.offline.sizing import Calculations, SizingPlan, calculate, head_c
 from assistant.offline.texts import Texts
 from assistant.offline.understanding import Understanding, load_yaml
 from tools import CardOption, SizingRequest, SizingResult, card_classes, default_engine, list_cards
-from tools.calculator import ENGINE_LABELS, NODE_GPUS
+from tools.calculator import ENGINE_LABELS
 from tools.cards import is_generic, resolve_card
 from tools.catalog import resolve
 from tools.errors import SizingError
 from tools.performance import basis_text, target_text
+from tools.performance_sizing import calibrated_estimate
 from tools.reverse import GPU_COUNTS, fewest_gpus, largest_model, longest_context, smallest_card
 from tools.schemas import Band, PerformanceEstimate
 from tools.texts import number
@@ -97,14 +98,9 @@ def request_for(plan: SizingPlan, precision: str | None = None, gpu: str | None 
 
 
 def estimate_of(option: CardOption) -> PerformanceEstimate | None:
-    """The option's serving estimate (tools/performance.py) where its calibration covers the
-    hardware: GPUs in one node. CPU and Apple hosts, and several nodes, keep the calculator's own
-    calibrated single-stream figure."""
-    if option.performance is None or option.gpus > NODE_GPUS:
-        return None
-    if option.card and resolve_card(option.card.partition(":")[0]).kind in ("apple", "cpu"):
-        return None
-    return option.performance
+    """The option's serving estimate where its calibration covers the hardware (GPUs in one node);
+    elsewhere the calculator's own calibrated single-stream figure stands."""
+    return calibrated_estimate(option)
 
 
 def decode_rate(option: CardOption) -> float | None:
