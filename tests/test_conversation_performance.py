@@ -77,3 +77,22 @@ def test_with_a_target_the_answer_names_the_smallest_option_that_meets_it() -> N
     assert memory_only.recommended != expected.recommended
     lead = lead_of(reply.answer)
     assert lead.startswith(f"**{chosen.label}:") and "meets the target" in lead
+
+
+def test_the_workload_stays_for_the_rest_of_the_conversation() -> None:
+    from assistant.schemas import ConversationState
+
+    assistant = _assistant(RecordingStore())
+    first = assistant.answer("agente de voz con llama 3.1 8b fp8 en una l4", ConversationState())
+    assert first.state.service == "voice_agent"
+    second = assistant.answer("¿y en una l40s?", first.state)
+    expected = calculate_vram(
+        SizingRequest(model="llama-3.1-8b", precision="fp8", gpu="l40s", service="voice_agent", lang="es")
+    )
+    assert expected.performance is not None and expected.performance.meets_target is not None
+    lead = lead_of(second.answer)
+    assert lead.startswith("**L40S:") and "agente de voz" in lead
+    # A number of users said later replaces an earlier request rate as the load.
+    rated = assistant.answer("30 peticiones por minuto con llama 3.1 8b fp8 en una l40s", ConversationState())
+    assert rated.state.rate == 0.5
+    assert assistant.answer("y para 12 usuarios", rated.state).state.rate is None

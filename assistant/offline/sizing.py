@@ -152,6 +152,12 @@ def merge_slots(state: ConversationState, understanding: Understanding) -> Conve
             updates[name] = value
     if understanding.utilization is not None:
         updates["gpu_memory_utilization"] = understanding.utilization
+    for name in ("service", "rate", "ttft_ms", "tpot_ms"):
+        value = getattr(understanding, name)
+        if value is not None:
+            updates[name] = value
+    if understanding.users is not None and understanding.rate is None:
+        updates["rate"] = None  # a head count of users now sets the load, not the earlier rate
     if understanding.gpu or understanding.card_class:
         updates["gpu"] = understanding.gpu or understanding.card_class
         # Apple unified memory and CPU servers run llama.cpp (the articles), unless an engine is named.
@@ -198,7 +204,7 @@ def plan_sizing(
     if users is None and state.head_count:
         users = users_from_head_count(state.head_count)
         assumed.append("head_count")
-    elif users is None and not (understanding and understanding.rate):  # a rate sets the users
+    elif users is None and not state.rate:  # a rate sets the users
         assumed.append("users")
     if understanding and understanding.precision_assumed:
         assumed.append("quantized")
@@ -218,10 +224,10 @@ def plan_sizing(
         language=language,
         utilization=state.gpu_memory_utilization,
         head_count=state.head_count if "head_count" in assumed else None,
-        service=understanding.service if understanding else None,
-        rate=understanding.rate if understanding else None,
-        ttft_ms=understanding.ttft_ms if understanding else None,
-        tpot_ms=understanding.tpot_ms if understanding else None,
+        service=state.service,
+        rate=state.rate,
+        ttft_ms=state.ttft_ms,
+        tpot_ms=state.tpot_ms,
     )
 
 
