@@ -617,7 +617,7 @@ def quote_markdown(quote: Quote, lang: Lang) -> list[str]:
 def _speed(option: CardOption, lang: Lang) -> str | None:
     """The expected speed with its calibrated range and what it rests on (the serving estimate);
     the single-stream figure where the estimate's calibration does not reach (CPU, Apple, nodes)."""
-    from tools.performance import basis_text
+    from tools.performance import basis_text, target_text
     from tools.performance_sizing import calibrated_estimate
 
     estimate = calibrated_estimate(option)
@@ -626,18 +626,25 @@ def _speed(option: CardOption, lang: Lang) -> str | None:
             return None
         return _w("speed", lang, tokens=format_number(option.decode_tokens_per_s, lang))
     users = estimate.concurrency.best
-    return _w(
-        "speed_estimate",
-        lang,
-        tps=format_number(estimate.output_tok_s_per_user.best, lang),
-        tps_low=format_number(estimate.output_tok_s_per_user.low, lang),
-        tps_high=format_number(estimate.output_tok_s_per_user.high, lang),
-        users=format_number(users, lang, 0 if users >= 10 or users == round(users) else 1),
-        total=format_number(estimate.output_tok_s_total.best, lang),
-        ttft=format_number(estimate.ttft_ms.best, lang),
-        ttft_low=format_number(estimate.ttft_ms.low, lang),
-        ttft_high=format_number(estimate.ttft_ms.high, lang),
-        basis=basis_text(estimate, lang),
+    verdict = ""
+    if estimate.meets_target is not None and estimate.target is not None:
+        key = "speed_meets" if estimate.meets_target else "speed_misses"
+        verdict = " " + _w(key, lang, target=target_text(estimate.target, lang))
+    return (
+        _w(
+            "speed_estimate",
+            lang,
+            tps=format_number(estimate.output_tok_s_per_user.best, lang),
+            tps_low=format_number(estimate.output_tok_s_per_user.low, lang),
+            tps_high=format_number(estimate.output_tok_s_per_user.high, lang),
+            users=format_number(users, lang, 0 if users >= 10 or users == round(users) else 1),
+            total=format_number(estimate.output_tok_s_total.best, lang),
+            ttft=format_number(estimate.ttft_ms.best, lang),
+            ttft_low=format_number(estimate.ttft_ms.low, lang),
+            ttft_high=format_number(estimate.ttft_ms.high, lang),
+            basis=basis_text(estimate, lang),
+        )
+        + verdict
     )
 
 

@@ -212,3 +212,16 @@ def test_a_cpu_host_keeps_its_own_calibrated_speed_in_the_draft() -> None:
     assert option.decode_tokens_per_s
     draft = draft_reply(result, "en")
     assert f"about {format_number(option.decode_tokens_per_s, 'en')} tokens per second" in draft
+
+
+def test_a_customer_message_with_a_latency_need_gets_the_verdict_against_it() -> None:
+    from assistant.sales import draft_outcome, subject_from_message
+
+    subject, lang = subject_from_message("agente de voz con llama 3.1 8b fp8 en una l4, ¿nos vale?")
+    assert subject is not None and lang == "es"
+    estimate = subject.result.options[0].performance
+    assert estimate is not None and estimate.target is not None and estimate.meets_target is not None
+    markdown = draft_outcome(subject).markdown
+    [line] = [line for line in markdown.splitlines() if line.startswith("Velocidad esperada")]
+    assert "agente de voz" in line
+    assert ("Eso cumple" in line) == estimate.meets_target
