@@ -96,3 +96,10 @@ def test_the_workload_stays_for_the_rest_of_the_conversation() -> None:
     rated = assistant.answer("30 peticiones por minuto con llama 3.1 8b fp8 en una l40s", ConversationState())
     assert rated.state.rate == 0.5
     assert assistant.answer("y para 12 usuarios", rated.state).state.rate is None
+
+
+def test_a_rate_the_memory_cannot_hold_says_the_requests_queue() -> None:
+    reply = _assistant(RecordingStore()).answer("200 requests per second with llama 3.1 8b fp8 on an l4")
+    expected = calculate_vram(SizingRequest(model="llama-3.1-8b", precision="fp8", gpu="l4", rate=200))
+    assert expected.performance is not None and expected.performance.saturated
+    assert "wait in a queue" in lead_of(reply.answer)

@@ -25,7 +25,7 @@ from tools.calculator import ENGINE_LABELS
 from tools.cards import is_generic, resolve_card
 from tools.catalog import resolve
 from tools.errors import SizingError
-from tools.performance import basis_text, target_text
+from tools.performance import basis_text, perf_text, target_text
 from tools.performance_sizing import calibrated_estimate
 from tools.reverse import GPU_COUNTS, fewest_gpus, largest_model, longest_context, smallest_card
 from tools.schemas import Band, PerformanceEstimate
@@ -148,7 +148,7 @@ def performance_lead(
     users = estimate.concurrency.best
     common = {
         "option": option.label,
-        "users": number(users, lang, 0 if users >= 10 else 1),
+        "users": number(users, lang, 0 if users >= 10 or users == round(users) else 1),
         "prompt": count(estimate.input_len, texts),
         "answer": count(estimate.output_len, texts),
         "total": total["best"],
@@ -176,7 +176,9 @@ def performance_lead(
                 **common,
             )
         )
-    if plan.rate is not None and not estimate.saturated:
+    if estimate.saturated:  # the load needs more sequences than the memory holds
+        lead.append(perf_text("perf_queue", lang).strip())
+    elif plan.rate is not None:
         lead.append(texts.fill("lead_rate", rate=number(plan.rate, lang, 2), users=common["users"]))
     if estimate.meets_target is not None and estimate.target is not None:
         key = "lead_perf_meets" if estimate.meets_target else "lead_perf_misses"
