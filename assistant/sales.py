@@ -588,6 +588,9 @@ def quote_markdown(quote: Quote, lang: Lang) -> list[str]:
             if config.cost_per_million_output_tokens is not None
             else "—"
         )
+        if config.cost_per_million_output_tokens_high is not None and per_million != "—":
+            worst = money(config.cost_per_million_output_tokens_high, lang)
+            per_million = _w("quote_per_million_range", lang, best=per_million, worst=worst)
         lead = (
             _w("quote_weeks", lang, weeks=format_number(config.lead_time_weeks, lang))
             if config.lead_time_weeks is not None
@@ -609,6 +612,40 @@ def quote_markdown(quote: Quote, lang: Lang) -> list[str]:
     if quote.example_prices:
         source += " " + _w("quote_example", lang)
     return [*lines, source, ""]
+
+
+def _speed(option: CardOption, lang: Lang) -> str | None:
+    """The expected speed with its calibrated range and what it rests on (the serving estimate);
+    the single-stream figure where the estimate's calibration does not reach (CPU, Apple, nodes)."""
+    from tools.performance import basis_text, target_text
+    from tools.performance_sizing import calibrated_estimate
+
+    estimate = calibrated_estimate(option)
+    if estimate is None:
+        if not option.decode_tokens_per_s:
+            return None
+        return _w("speed", lang, tokens=format_number(option.decode_tokens_per_s, lang))
+    users = estimate.concurrency.best
+    verdict = ""
+    if estimate.meets_target is not None and estimate.target is not None:
+        key = "speed_meets" if estimate.meets_target else "speed_misses"
+        verdict = " " + _w(key, lang, target=target_text(estimate.target, lang))
+    return (
+        _w(
+            "speed_estimate",
+            lang,
+            tps=format_number(estimate.output_tok_s_per_user.best, lang),
+            tps_low=format_number(estimate.output_tok_s_per_user.low, lang),
+            tps_high=format_number(estimate.output_tok_s_per_user.high, lang),
+            users=format_number(users, lang, 0 if users >= 10 or users == round(users) else 1),
+            total=format_number(estimate.output_tok_s_total.best, lang),
+            ttft=format_number(estimate.ttft_ms.best, lang),
+            ttft_low=format_number(estimate.ttft_ms.low, lang),
+            ttft_high=format_number(estimate.ttft_ms.high, lang),
+            basis=basis_text(estimate, lang),
+        )
+        + verdict
+    )
 
 
 def draft_reply(
@@ -637,8 +674,9 @@ def draft_reply(
         lines.append(
             f"{_w('recommend', lang, label=plain(recommended.label))} {_adds_up(result, recommended, lang)}"
         )
-        if recommended.decode_tokens_per_s:
-            lines += ["", _w("speed", lang, tokens=format_number(recommended.decode_tokens_per_s, lang))]
+        speed = _speed(recommended, lang)
+        if speed:
+            lines += ["", speed]
     else:
         largest = max((o.usable_gb for o in result.options), default=0.0)
         recommend_none = _w(

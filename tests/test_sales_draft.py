@@ -182,3 +182,46 @@ def test_cli_draft_prints_the_reply_and_the_note_for_the_salesperson(tmp_path: P
     email.write_text("Hola, ¿tienen servidores?", encoding="utf-8")
     nothing = run_sizing("draft", "--file", str(email), "--json", env=env)
     assert nothing.returncode == 1 and '"drafted": false' in nothing.stdout
+
+
+@pytest.mark.parametrize(("lang", "basis"), [("en", "calibrated on"), ("es", "calibrado con")])
+def test_the_draft_states_the_expected_speed_with_its_range_and_basis(lang: str, basis: str) -> None:
+    from assistant.sales import draft_reply, format_number
+    from tools import SizingRequest, calculate_vram
+
+    result = calculate_vram(SizingRequest(model="llama-3.1-8b", users=20, lang=lang))  # type: ignore[arg-type]
+    recommended = next(o for o in result.options if result.recommended in (o.card_class, o.card))
+    estimate = recommended.performance
+    assert estimate is not None
+    draft = draft_reply(result, lang)  # type: ignore[arg-type]
+    [line] = [
+        line for line in draft.splitlines() if line.startswith(("Expected speed", "Velocidad esperada"))
+    ]
+    per_user = estimate.output_tok_s_per_user
+    for value in (per_user.best, per_user.low, per_user.high, estimate.ttft_ms.best):
+        assert format_number(value, lang) in line  # type: ignore[arg-type]
+    assert basis in line
+
+
+def test_a_cpu_host_keeps_its_own_calibrated_speed_in_the_draft() -> None:
+    from assistant.sales import draft_reply, format_number
+    from tools import SizingRequest, calculate_vram
+
+    result = calculate_vram(SizingRequest(model="llama-3.1-8b", precision="q4_k_m", gpu="cpu-ddr5-64gb"))
+    option = result.options[0]
+    assert option.decode_tokens_per_s
+    draft = draft_reply(result, "en")
+    assert f"about {format_number(option.decode_tokens_per_s, 'en')} tokens per second" in draft
+
+
+def test_a_customer_message_with_a_latency_need_gets_the_verdict_against_it() -> None:
+    from assistant.sales import draft_outcome, subject_from_message
+
+    subject, lang = subject_from_message("agente de voz con llama 3.1 8b fp8 en una l4, ¿nos vale?")
+    assert subject is not None and lang == "es"
+    estimate = subject.result.options[0].performance
+    assert estimate is not None and estimate.target is not None and estimate.meets_target is not None
+    markdown = draft_outcome(subject).markdown
+    [line] = [line for line in markdown.splitlines() if line.startswith("Velocidad esperada")]
+    assert "agente de voz" in line
+    assert ("Eso cumple" in line) == estimate.meets_target

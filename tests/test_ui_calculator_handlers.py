@@ -179,3 +179,17 @@ def test_sales_draft_uses_the_conversation_result_in_its_language() -> None:
     # Without a conversation result, the calculator's is drafted, in the calculator's language.
     fallback = sales_draft(VisitorSession(), calculator_result, "en", None, "es")
     assert fallback.markdown.startswith("Hello,") and "Llama 3.1 70B" in fallback.markdown
+
+
+def test_the_verdict_table_speed_is_the_serving_estimate_per_user_with_its_range() -> None:
+    from assistant.sales import format_number
+    from assistant.ui.handlers import verdict_markdown
+
+    result = calculate_vram(SizingRequest(model="llama-3.1-8b", users=16))
+    markdown = verdict_markdown(result, "en")
+    assert "Tokens/s per user (range)" in markdown
+    for option in result.options:
+        if option.fits and option.performance:
+            band = option.performance.output_tok_s_per_user
+            cell = f"{format_number(band.best, 'en')} ({format_number(band.low, 'en')}–{format_number(band.high, 'en')})"
+            assert cell in markdown

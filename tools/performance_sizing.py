@@ -35,6 +35,29 @@ def option_card(evaluation: Evaluation) -> tuple[str, int]:
     return slowest.card_id, slowest.gpus
 
 
+def gpu_calibrated(evaluation: Evaluation) -> bool:
+    """Whether the serving estimate covers this option's hardware: GPUs (its fit has no CPU or
+    Apple figure) in one node (it splits every GPU in tensor parallel; across nodes vLLM runs
+    pipeline stages that take turns, which the calculator's own rate models)."""
+    from tools.cards import card_facts
+
+    kind = card_facts(option_card(evaluation)[0]).card.kind
+    return kind not in ("apple", "cpu") and evaluation.estimate.pipeline == 1
+
+
+def calibrated_estimate(option: CardOption) -> PerformanceEstimate | None:
+    """An option's serving estimate where its calibration covers the hardware (GPUs in one node,
+    as `gpu_calibrated`); None elsewhere, where the option's own `decode_tokens_per_s` stands."""
+    from tools.calculator import NODE_GPUS
+    from tools.cards import resolve_card
+
+    if option.performance is None or option.gpus > NODE_GPUS:
+        return None
+    if option.card and resolve_card(option.card.partition(":")[0]).kind in ("apple", "cpu"):
+        return None
+    return option.performance
+
+
 def acceptable(estimate: PerformanceEstimate | None) -> bool:
     """Keeps up with the load (not saturated) and meets the target where there is one."""
     return estimate is not None and not estimate.saturated and estimate.meets_target is not False
@@ -113,12 +136,42 @@ def _alternatives_with_performance(
 
     out = []
     for option in alternatives:
-        estimate = None
+        estimate, single = None, None
         if option.card:
             evaluation = evaluate(scenario, candidates(option.card, scenario.lang)[0])
             estimate = option_performance(scenario, evaluation, workload, measured)
-        out.append(option.model_copy(update={"performance": estimate}))
+            single = single_user_rate(scenario, evaluation, workload, estimate, measured)
+        out.append(_with_estimate(option, estimate, single))
     return out
+
+
+def single_user_rate(
+    scenario: Scenario,
+    evaluation: Evaluation,
+    workload: Workload,
+    estimate: PerformanceEstimate | None,
+    measured: list[Measurement],
+) -> float | None:
+    """The tokens/s one user alone gets on the option (best estimate, the workload's lengths): what
+    `CardOption.decode_tokens_per_s` reports, so every speed shown comes from one estimate. None
+    when the option has no estimate, and on CPU and Apple hosts: the serving fit has GPU figures
+    only, their bandwidth figure is calibrated on their own measurements (tools/data/calibration.json)."""
+    if estimate is None or not gpu_calibrated(evaluation):
+        return None
+    alone = workload.rate is None and not workload.saturate and workload.users == 1
+    if not alone:
+        one = workload._replace(users=1, rate=None, saturate=False)
+        estimate = option_performance(scenario, evaluation, one, measured)
+    return round(estimate.output_tok_s_per_user.best, 1) if estimate is not None else None
+
+
+def _with_estimate(
+    option: CardOption, estimate: PerformanceEstimate | None, single: float | None
+) -> CardOption:
+    update: dict[str, object] = {"performance": estimate}
+    if single is not None and option.decode_tokens_per_s is not None:
+        update["decode_tokens_per_s"] = single
+    return option.model_copy(update=update)
 
 
 def _latency_s(estimate: PerformanceEstimate) -> float:
@@ -134,7 +187,7 @@ def add_performance(
     measured = list(request.measured) if request.measured is not None else load_measurements()
     estimates = [option_performance(scenario, ev, workload, measured) for ev in evaluations]
     options: list[CardOption] = [
-        ev.option.model_copy(update={"performance": est})
+        _with_estimate(ev.option, est, single_user_rate(scenario, ev, workload, est, measured))
         for ev, est in zip(evaluations, estimates, strict=True)
     ]
     update: dict[str, object] = {"options": options}
