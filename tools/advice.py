@@ -7,25 +7,16 @@ guess.
 
 from __future__ import annotations
 
-from tools.calculator import (
-    ENGINE_LABELS,
-    GB,
-    NODE_GPUS,
-    Candidate,
-    Evaluation,
-    Scenario,
-    accelerator,
-    candidates,
-    evaluate,
-    model_weights,
-)
 from tools.cards import MIB, apple_raised_limit_mib, card_facts, list_cards
 from tools.catalog import ResolvedModel, catalog_architecture, list_models
-from tools.engines import Hardware, vllm_activation_bytes, vllm_scheduler_defaults
+from tools.engines import ENGINE_LABELS, Hardware, vllm_activation_bytes, vllm_scheduler_defaults
+from tools.evaluation import NODE_GPUS, Candidate, Evaluation, accelerator, evaluate
+from tools.i18n import GB, Language, integer, number
+from tools.kv_cache import KV_BLOCKS
 from tools.offload import DEFAULT_RAM_CARD, plan_offload
-from tools.precision import weights
-from tools.schemas import Language
-from tools.texts import counted, integer, number, text
+from tools.precision import nominal_bits, weights
+from tools.scenario import Scenario, with_precision
+from tools.texts import counted, text
 
 # Cheaper steps, in order, per engine family.
 _VLLM_LADDER = ("fp32", "bf16", "fp8", "awq")
@@ -34,9 +25,23 @@ _CHEAPER_KV = {"vllm": "fp8", "llamacpp": "q8_0", "ollama": "q8_0"}
 _MIN_CONTEXT = 512
 
 
-def with_precision(scenario: Scenario, precision: str) -> Scenario:
-    w, embedding = model_weights(scenario.model, precision, scenario.engine)
-    return scenario._replace(precision=precision, weights=w, embedding_bytes=embedding)
+def below_16_bit(scenario: Scenario) -> bool:
+    return (
+        nominal_bits(scenario.precision) < 16
+        or KV_BLOCKS[scenario.kv_dtype][1] / KV_BLOCKS[scenario.kv_dtype][0] < 2
+    )
+
+
+def caveat(scenario: Scenario) -> str | None:
+    lang = scenario.lang
+    parts = []
+    if nominal_bits(scenario.precision) < 16:
+        parts.append(text("caveat_weights", lang, precision=scenario.precision))
+    if KV_BLOCKS[scenario.kv_dtype][1] / KV_BLOCKS[scenario.kv_dtype][0] < 2:
+        parts.append(text("caveat_kv", lang, kv=scenario.kv_dtype))
+    if not parts:
+        return None
+    return text("caveat", lang, what=text("caveat_and", lang).join(parts))
 
 
 def recommendation(
@@ -445,4 +450,12 @@ def suggestions(scenario: Scenario, evaluations: list[Evaluation], gpu: str | No
     return out
 
 
-__all__ = ["alternatives", "candidates", "escalation", "recommendation", "suggestions", "with_precision"]
+__all__ = [
+    "alternatives",
+    "below_16_bit",
+    "caveat",
+    "escalation",
+    "recommendation",
+    "suggestions",
+    "with_precision",
+]

@@ -11,15 +11,13 @@ from __future__ import annotations
 import math
 
 from tools.architecture import Architecture
-from tools.calculator import ENGINE_LABELS, GB, Evaluation, Scenario
-from tools.engines import VLLM_BLOCK_SIZE, Estimate, llamacpp_sliding_cells
+from tools.engines import ENGINE_LABELS, VLLM_BLOCK_SIZE, Estimate, llamacpp_sliding_cells
+from tools.evaluation import Evaluation
+from tools.i18n import GB, integer, number
+from tools.i18n import gb as _gb
 from tools.kv_cache import KV_BLOCKS, KvLayout, kv_layout
-from tools.schemas import Language
-from tools.texts import counted, integer, number, text
-
-
-def _gb(value: float, lang: Language) -> str:
-    return number(value / GB, lang)
+from tools.scenario import Scenario
+from tools.texts import counted, text
 
 
 def arithmetic_lines(scenario: Scenario, evaluations: list[Evaluation], reference: Evaluation) -> list[str]:

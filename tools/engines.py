@@ -15,6 +15,8 @@ from tools.kv_cache import KvLayout, kv_layout
 
 ENGINES: tuple[str, ...] = ("vllm", "llamacpp", "ollama", "transformers")
 EngineName = Literal["vllm", "llamacpp", "ollama", "transformers"]
+# How each engine's name is written in every text.
+ENGINE_LABELS = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama", "transformers": "transformers"}
 GIB = 2**30
 MIB = 2**20
 

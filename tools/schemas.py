@@ -5,13 +5,10 @@ Pure pydantic. GB means 10^9 bytes in every field named *_gb.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools.finetune import FinetuneBreakdown, FinetuneSpec
-
-Language = Literal["en", "es"]
+from tools.i18n import Language
 
 
 class FileWeights(BaseModel):
@@ -114,6 +111,7 @@ class SizingResult(BaseModel):
     alternatives: list[CardOption] = []
     # Fine-tuning requests: the training memory per GPU, part by part (total_gb is its total).
     finetune: FinetuneBreakdown | None = None
+    lang: Language = "en"  # the language of every text above, as the request asked
 
 
 class Card(BaseModel):

@@ -8,10 +8,10 @@ suggestions in the visitor's language.
 
 from __future__ import annotations
 
-from tools.calculator import GB, Candidate, candidates, resolve_request_model
 from tools.catalog import ResolvedModel
 from tools.engines import check_engine
 from tools.errors import InvalidInputError
+from tools.evaluation import Candidate, candidates
 from tools.finetune import (
     FinetuneSpec,
     TrainingMemory,
@@ -21,8 +21,11 @@ from tools.finetune import (
     training_memory,
 )
 from tools.hub import HubLookup
-from tools.schemas import CardOption, Language, SizingRequest, SizingResult
-from tools.texts import integer, number, text
+from tools.i18n import GB, Language, integer, number
+from tools.i18n import gb as _gb
+from tools.scenario import resolve_request_model
+from tools.schemas import CardOption, SizingRequest, SizingResult
+from tools.texts import text
 
 
 def _check_engine(request: SizingRequest) -> None:
@@ -62,10 +65,6 @@ def _evaluate(
         catch="",
     )
     return option, memory
-
-
-def _gb(value: float, lang: Language) -> str:
-    return number(value / GB, lang)
 
 
 def _lines(
@@ -257,6 +256,7 @@ def size_finetune(request: SizingRequest, hub: HubLookup | None = None) -> Sizin
         suggestions=[] if fitting else _suggestions(model, spec, target, lang),
         below_16_bit=spec.method == "qlora",
         finetune=detail,
+        lang=lang,
     )
 
 

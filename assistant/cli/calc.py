@@ -228,7 +228,7 @@ _SECTIONS = {
 
 def render_table(result: SizingResult) -> str:
     """The human-readable report: header, options table, arithmetic, recommendation, caveat."""
-    lang: Language = "es" if result.recommendation and _is_spanish(result) else "en"
+    lang: Language = result.lang
     arithmetic, recommendation, caveat, suggestions, yes, no = _SECTIONS[lang]
     model = result.model
     header = (
@@ -271,10 +271,3 @@ def render_table(result: SizingResult) -> str:
     if result.suggestions:
         parts += ["", f"{suggestions}:", *(f"  - {s}" for s in result.suggestions)]
     return "\n".join(parts)
-
-
-def _is_spanish(result: SizingResult) -> bool:
-    return any(
-        line.startswith(("Pesos:", "Caché KV", "Modelo base congelado", "Ajuste completo"))
-        for line in result.arithmetic
-    )
