@@ -154,11 +154,11 @@ def test_every_answer_is_logged_and_a_thumb_carries_its_context(desk: DeskStore)
     result = calculate_vram(SizingRequest(model="llama-3.1-405b", precision="bf16", users=8))
     recording = RecordingAssistant(FakeAssistant(calculations=[result]), desk)
     reply = recording.answer("405B at bf16 for 8 users?", ConversationState())
-    streamed = list(recording.stream("and Falcon 180B on an RTX 5090?", reply.state))
+    streamed = list(recording.stream("and Falcon 180B on an RTX 2080?", reply.state))
     [first, second] = desk.questions()
     assert first.question == "405B at bf16 for 8 users?" and first.nothing_fit and first.mode == "offline"
     assert first.outcome["fits"] is False and first.slots["model"] == "70b"
-    assert second.unknown_model == "falcon 180b" and second.unknown_card == "rtx 5090"
+    assert second.unknown_model == "falcon 180b" and second.unknown_card == "rtx 2080"
     assert streamed and desk.questions()[0].retrieval_scores == []  # the fake's source has no score
     shown = final_answer_markdown(reply)
     history = [
