@@ -19,37 +19,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from assistant.sales_texts import sales_text
+from tools.engines import ENGINE_LABELS
 from tools.errors import SizingError
+from tools.i18n import Language, number
 
 if TYPE_CHECKING:
     from assistant.quote import Quote
     from assistant.schemas import ConversationState
-    from tools import CardOption, SizingResult
+    from tools import CardOption, SizingRequest, SizingResult
 
-Lang = Literal["en", "es"]
-
-# Spanish swaps the English thousands and decimal separators (8.192,5), as the engine's own texts do.
-SPANISH_SEPARATORS = str.maketrans(",.", ".,")
-
-ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama", "transformers": "Transformers"}
 
 # The choices a customer may leave open; each one not stated becomes our recommendation.
 OPEN_CHOICES = ("precision", "context", "users", "engine")
 # Those the salesperson is asked to confirm (the engine is ours to pick).
 ASK_SALESPERSON = ("precision", "context", "users")
-
-# Lower precisions tried, best quality first, for the smaller-machine alternative. Each engine
-# only loads some formats: vLLM and Transformers serve FP8 and AWQ checkpoints; llama.cpp and
-# Ollama load GGUF quantizations (Q8_0, Q4_K_M is the common default in Ollama's library).
-DOWNGRADE_LADDER = {
-    "vllm": ("fp8", "awq"),
-    "transformers": ("fp8", "awq"),
-    "llamacpp": ("q8_0", "q4_k_m"),
-    "ollama": ("q8_0", "q4_k_m"),
-}
 
 # Below this many GB a reserve or headroom is rounding, not something to explain.
 SHOWN_GB = 0.05
@@ -69,17 +55,16 @@ def plain(text: str, limit: int = 200) -> str:
     return _MARKDOWN_ACTIVE.sub(r"\\\1", text)
 
 
-def _w(key: str, lang: Lang, **values: object) -> str:
+def _w(key: str, lang: Language, **values: object) -> str:
     return sales_text(key, lang, **values)
 
 
-def format_number(value: float, lang: Lang, decimals: int = 0, sign: bool = False) -> str:
-    """A number as each language writes it: 8,192.5 in English, 8.192,5 in Spanish (as tools does)."""
-    written = f"{value:{'+' if sign else ''},.{decimals}f}"
-    return written.translate(SPANISH_SEPARATORS) if lang == "es" else written
+def format_number(value: float, lang: Language, decimals: int = 0, sign: bool = False) -> str:
+    """A number as each language writes it (tools/i18n.py): 8,192.5 in English, 8.192,5 in Spanish."""
+    return number(value, lang, decimals, sign)
 
 
-def precision_label(precision: str, lang: Lang) -> str:
+def precision_label(precision: str, lang: Language) -> str:
     """'int4' -> '4-bit INT4' (English) or 'INT4 de 4 bits' (Spanish)."""
     from tools.precision import nominal_bits
 
@@ -109,7 +94,7 @@ class DraftSubject:
     """What is being drafted: one calculation and which of its choices the customer stated."""
 
     result: SizingResult
-    lang: Lang
+    lang: Language
     stated: frozenset[str] = frozenset(OPEN_CHOICES)
     # Precisions sized when the customer named none, best quality first (the reason for ours).
     compared: tuple[SizingResult, ...] = ()
@@ -121,7 +106,7 @@ class DraftOutcome:
     """A draft, or the reason there is none; plus what the salesperson should ask the customer."""
 
     markdown: str
-    lang: Lang
+    lang: Language
     drafted: bool
     missing: tuple[str, ...] = ()
     note_for_salesperson: str = ""
@@ -144,7 +129,7 @@ class DraftOutcome:
 
 
 def subject_from_state(
-    state: ConversationState | None, lang: Lang, understanding: Any = None
+    state: ConversationState | None, lang: Language, understanding: Any = None
 ) -> DraftSubject | None:
     """The subject of a conversation: its slots sized as the chat sizes them; None without a model."""
     from assistant.offline.sizing import plan_sizing, run_plan
@@ -178,7 +163,7 @@ def _fits(result: SizingResult) -> bool:
     return result.recommended is not None or any(option.fits for option in result.options if option.card)
 
 
-def subject_from_message(message: str, default_lang: Lang = "en") -> tuple[DraftSubject | None, Lang]:
+def subject_from_message(message: str, default_lang: Language = "en") -> tuple[DraftSubject | None, Language]:
     """The subject of a pasted customer message, read as the chat reads one."""
     from assistant.offline.sizing import merge_slots
     from assistant.offline.understanding import understand
@@ -192,7 +177,7 @@ def subject_from_message(message: str, default_lang: Lang = "en") -> tuple[Draft
 # ---------------------------------------------------------------- outcomes
 
 
-def nothing_to_draft(lang: Lang, from_message: bool = False) -> DraftOutcome:
+def nothing_to_draft(lang: Language, from_message: bool = False) -> DraftOutcome:
     key = "nothing_to_draft_message" if from_message else "nothing_to_draft"
     return DraftOutcome(markdown=_w(key, lang), lang=lang, drafted=False)
 
@@ -225,7 +210,7 @@ def draft_outcome(
 
 def draft_from_message(
     message: str,
-    default_lang: Lang = "en",
+    default_lang: Language = "en",
     customer_name: str | None = None,
     signature: Signature | None = None,
     price_list: Any = None,
@@ -239,7 +224,7 @@ def draft_from_message(
 
 def draft_from_state(
     state: ConversationState | None,
-    lang: Lang,
+    lang: Language,
     customer_name: str | None = None,
     signature: Signature | None = None,
     price_list: Any = None,
@@ -253,7 +238,7 @@ def draft_from_state(
 
 def draft_from_result(
     result: SizingResult | None,
-    lang: Lang,
+    lang: Language,
     customer_name: str | None = None,
     signature: Signature | None = None,
     price_list: Any = None,
@@ -266,26 +251,31 @@ def draft_from_result(
     return draft_outcome(subject, customer_name, signature, _quote_for(subject, price_list, utilization))
 
 
-def _quote_for(subject: DraftSubject, price_list: Any, utilization: float) -> Quote | None:
-    if price_list is None:
-        return None
-    from assistant.quote import build_quote
+def request_of(result: SizingResult, lang: Language) -> SizingRequest:
+    """The request that re-sizes this result's model and workload (on other hardware, at other
+    precisions); a model from a config.json has no id to re-size by (SizingError when sized)."""
     from tools import SizingRequest
 
-    result = subject.result
-    request = SizingRequest(
+    return SizingRequest(
         model=result.model.id,
         precision=result.precision,
         context=result.context,
         users=result.users,
         kv_dtype=result.kv_dtype if result.kv_dtype not in ("bf16", "fp16") else None,
         engine=result.engine,
-        lang=subject.lang,
+        lang=lang,
     )
+
+
+def _quote_for(subject: DraftSubject, price_list: Any, utilization: float) -> Quote | None:
+    if price_list is None:
+        return None
+    from assistant.quote import build_quote
+
     try:
-        return build_quote(request, price_list, utilization)
+        return build_quote(request_of(subject.result, subject.lang), price_list, utilization)
     except SizingError:
-        return None  # a model from a config.json has no catalog id to re-size by
+        return None
 
 
 # ---------------------------------------------------------------- the reply
@@ -307,7 +297,7 @@ def _cell(value: str) -> str:
     return value.replace("|", "\\|").replace("\n", " ")
 
 
-def _users_word(users: int, lang: Lang) -> str:
+def _users_word(users: int, lang: Language) -> str:
     return _w("user" if users == 1 else "users", lang)
 
 
@@ -329,7 +319,7 @@ def _asked_phrase(subject: DraftSubject) -> str:
             )
         )
     if "engine" in subject.stated:
-        parts.append(_w("asked_engine", lang, engine=ENGINE_NAMES.get(result.engine, result.engine)))
+        parts.append(_w("asked_engine", lang, engine=ENGINE_LABELS.get(result.engine, result.engine)))
     if subject.card_named:
         named = next((option for option in result.options if option.card), None)
         if named is not None:
@@ -355,7 +345,7 @@ def _open_points(subject: DraftSubject) -> list[str]:
             )
         )
     if "engine" not in subject.stated:
-        points.append(_w("recommend_engine", lang, engine=ENGINE_NAMES.get(result.engine, result.engine)))
+        points.append(_w("recommend_engine", lang, engine=ENGINE_LABELS.get(result.engine, result.engine)))
     return [f"- {point}" for point in points]
 
 
@@ -394,7 +384,7 @@ def _reserve_gb(result: SizingResult, option: CardOption) -> float:
     return round(option.usable_gb, 1) - round(result.total_gb, 1) - round(option.headroom_gb, 1)
 
 
-def _adds_up(result: SizingResult, option: CardOption, lang: Lang) -> str:
+def _adds_up(result: SizingResult, option: CardOption, lang: Language) -> str:
     reserve = _reserve_gb(result, option)
     shown_reserve = reserve >= SHOWN_GB
     return _w(
@@ -411,8 +401,8 @@ def _adds_up(result: SizingResult, option: CardOption, lang: Lang) -> str:
     )
 
 
-def _arithmetic_table(result: SizingResult, lang: Lang, recommended: CardOption | None) -> list[str]:
-    engine = ENGINE_NAMES.get(result.engine, result.engine)
+def _arithmetic_table(result: SizingResult, lang: Language, recommended: CardOption | None) -> list[str]:
+    engine = ENGINE_LABELS.get(result.engine, result.engine)
     params_b = result.model.params / 1e9
     bytes_per_param = result.weights_gb / params_b if params_b else 0.0
     rows = [
@@ -468,7 +458,7 @@ def _arithmetic_table(result: SizingResult, lang: Lang, recommended: CardOption 
     return table
 
 
-def _quantization_note(result: SizingResult, lang: Lang) -> str:
+def _quantization_note(result: SizingResult, lang: Language) -> str:
     from tools.precision import nominal_bits
 
     notes = []
@@ -481,13 +471,14 @@ def _quantization_note(result: SizingResult, lang: Lang) -> str:
     return " ".join(notes)
 
 
-def smaller_machine_alternative(result: SizingResult, lang: Lang) -> str:
-    """The honest smaller option: the next card class down at a lower precision, if one fits.
+def smaller_machine_alternative(result: SizingResult, lang: Language) -> str:
+    """The honest smaller option: the next card class down at a cheaper precision, if one fits.
 
-    Recomputes with the calculator at each lower precision the engine loads; says plainly when
-    the recommendation already is the smallest fit or when nothing smaller works.
+    The engine's own ladder decides (tools.advice.quantized_fit_on: the best-quality cheaper
+    format this engine loads that fits there, computed); says plainly when the recommendation
+    already is the smallest fit or when nothing smaller works.
     """
-    from tools import SizingRequest, calculate_vram
+    from tools.advice import quantized_fit_on
 
     recommended = _recommended_option(result)
     ceiling = recommended.usable_gb if recommended is not None else float("inf")
@@ -499,46 +490,28 @@ def smaller_machine_alternative(result: SizingResult, lang: Lang) -> str:
     if not smaller:
         return _w("already_smallest", lang, label=plain(recommended.label)) if recommended else ""
     target = smaller[0]
-    for precision in DOWNGRADE_LADDER.get(result.engine, ("fp8", "awq")):
-        if precision == result.precision:
-            continue
-        try:
-            cheaper = calculate_vram(
-                SizingRequest(
-                    model=result.model.id,
-                    precision=precision,
-                    context=result.context,
-                    users=result.users,
-                    engine=result.engine,
-                    lang=lang,
-                )
-            )
-        except SizingError:
-            continue  # a model outside the catalog (config.json) cannot be re-sized by id
-        if cheaper.weights_gb >= result.weights_gb:
-            continue
-        match = next(
-            (o for o in cheaper.options if _option_id(o) == _option_id(target) and o.fits),
-            None,
+    try:
+        fit = quantized_fit_on(request_of(result, lang), target.card_class or "")
+    except SizingError:
+        fit = None
+    if fit is None:
+        return _w(
+            "no_smaller_fit" if recommended is not None else "none_even_quantized",
+            lang,
+            label=plain(target.label),
         )
-        if match is not None:
-            return _w(
-                "alternative" if recommended is not None else "alternative_when_none",
-                lang,
-                label=plain(match.label),
-                precision=precision_label(precision, lang),
-                weights=format_number(cheaper.weights_gb, lang, 1),
-                need=format_number(cheaper.total_gb, lang, 1),
-                usable=format_number(match.usable_gb, lang, 1),
-            )
     return _w(
-        "no_smaller_fit" if recommended is not None else "none_even_quantized",
+        "alternative" if recommended is not None else "alternative_when_none",
         lang,
-        label=plain(target.label),
+        label=plain(fit.option.label),
+        precision=precision_label(fit.precision, lang),
+        weights=format_number(fit.weights_gb, lang, 1),
+        need=format_number(fit.total_gb, lang, 1),
+        usable=format_number(fit.option.usable_gb, lang, 1),
     )
 
 
-def _hardware_beyond_options(result: SizingResult, lang: Lang) -> str:
+def _hardware_beyond_options(result: SizingResult, lang: Language) -> str:
     """The first one or two computed alternatives (e.g. 4× 80GB cards, 2× H200) that hold the
     request unchanged, so the customer hears about more hardware before hearing about quantization."""
     shown = [
@@ -555,11 +528,11 @@ def _hardware_beyond_options(result: SizingResult, lang: Lang) -> str:
     return _w("fits_beyond", lang, options=_w("or_on", lang).join(shown)) if shown else ""
 
 
-def money(value: float, lang: Lang) -> str:
+def money(value: float, lang: Language) -> str:
     return format_number(value, lang, 0 if value >= 100 else 2)
 
 
-def quote_markdown(quote: Quote, lang: Lang) -> list[str]:
+def quote_markdown(quote: Quote, lang: Language) -> list[str]:
     """The Quote section: one row per configuration, its ranks, costs and the price source."""
     lines = [f"**{_w('quote_title', lang)}**", ""]
     if not quote.configurations:
@@ -613,7 +586,7 @@ def quote_markdown(quote: Quote, lang: Lang) -> list[str]:
 
 def draft_reply(
     result: SizingResult,
-    lang: Lang,
+    lang: Language,
     customer_name: str | None = None,
     *,
     signature: Signature | None = None,

@@ -9,6 +9,7 @@ from tools import (
     KV_DTYPES,
     PRECISIONS,
     CardOption,
+    FinetuneSpec,
     ModelInfo,
     SizingRequest,
     SizingResult,
@@ -336,3 +337,11 @@ def test_llamacpp_fit_line_explains_the_weights_left_in_host_ram() -> None:
 )
 def test_default_engine_follows_the_file_format(precision: str, engine: str) -> None:
     assert default_engine(precision) == engine
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+@pytest.mark.parametrize("finetune", [None, FinetuneSpec(method="qlora")])
+def test_the_result_records_its_language(lang, finetune) -> None:
+    result = calculate_vram(SizingRequest(model="llama-3.1-8b", lang=lang, finetune=finetune))
+    assert result.lang == lang
+    assert result.model_dump(mode="json")["lang"] == lang

@@ -7,18 +7,23 @@ guess.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from tools.cards import MIB, apple_raised_limit_mib, card_facts, list_cards
 from tools.catalog import ResolvedModel, catalog_architecture, list_models
 from tools.engines import ENGINE_LABELS, Hardware, vllm_activation_bytes, vllm_scheduler_defaults
-from tools.evaluation import NODE_GPUS, Candidate, Evaluation, accelerator, evaluate
-from tools.i18n import GB, Language, integer, number
+from tools.evaluation import NODE_GPUS, Candidate, Evaluation, accelerator, candidates, evaluate, total_bytes
+from tools.hub import HubLookup
+from tools.i18n import GB, Language, gb, integer, number
 from tools.kv_cache import KV_BLOCKS
 from tools.offload import DEFAULT_RAM_CARD, plan_offload
 from tools.precision import nominal_bits, weights
-from tools.scenario import Scenario, with_precision
+from tools.scenario import Scenario, build_scenario, with_precision
+from tools.schemas import CardOption, SizingRequest
 from tools.texts import counted, text
 
-# Cheaper steps, in order, per engine family.
+# The weight formats offered as cheaper steps, best quality first, per engine family: vLLM and
+# transformers load FP8 and 4-bit AWQ checkpoints; llama.cpp and Ollama GGUF quantizations.
 _VLLM_LADDER = ("fp32", "bf16", "fp8", "awq")
 _GGUF_LADDER = ("fp32", "bf16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k")
 _CHEAPER_KV = {"vllm": "fp8", "llamacpp": "q8_0", "ollama": "q8_0"}
@@ -88,11 +93,47 @@ def _longest_context(scenario: Scenario, target: Candidate) -> int | None:
     return low - low % 256 if low >= 1024 else low
 
 
-def _cheaper_precisions(scenario: Scenario) -> list[str]:
-    ladder = _GGUF_LADDER if scenario.engine in ("llamacpp", "ollama") else _VLLM_LADDER
-    if scenario.precision in ladder:
-        return list(ladder[ladder.index(scenario.precision) + 1 :])
-    return []
+def cheaper_precisions(engine: str, precision: str) -> list[str]:
+    """The formats of the engine's ladder with fewer bits per weight than `precision`, best first."""
+    ladder = _GGUF_LADDER if engine in ("llamacpp", "ollama") else _VLLM_LADDER
+    return [step for step in ladder if nominal_bits(step) < nominal_bits(precision)]
+
+
+def quantized_fit(scenario: Scenario, target: Candidate) -> tuple[Scenario, Evaluation] | None:
+    """The smaller alternative: the best-quality cheaper precision at which the request fits on
+    `target`, computed; None when no step of the ladder makes it fit."""
+    for precision in cheaper_precisions(scenario.engine, scenario.precision):
+        alt = with_precision(scenario, precision)
+        if alt.weights.bytes >= scenario.weights.bytes:
+            continue
+        ev = evaluate(alt, target)
+        if ev.option.fits:
+            return alt, ev
+    return None
+
+
+class QuantizedFit(NamedTuple):
+    """A request re-sized at a cheaper precision, in the result's units: its weights, the total
+    calculate_vram reports for it at that precision, and the verdict on the option it fits."""
+
+    precision: str
+    weights_gb: float
+    total_gb: float
+    option: CardOption
+
+
+def quantized_fit_on(request: SizingRequest, gpu: str, hub: HubLookup | None = None) -> QuantizedFit | None:
+    """`quantized_fit` for a request on one card class or card ("48gb", "l40s:2"); raises
+    SizingError as calculate_vram does."""
+    scenario = build_scenario(request, hub)
+    found = quantized_fit(scenario, candidates(gpu, request.lang)[0])
+    if found is None:
+        return None
+    alt, ev = found
+    compared = [evaluate(alt, c) for c in candidates(request.gpu, request.lang)]
+    reference = next((other for other in compared if other.option.fits), compared[-1])
+    total = total_bytes(alt, reference.estimate)
+    return QuantizedFit(alt.precision, round(alt.weights.bytes / GB, 2), round(total / GB, 2), ev.option)
 
 
 def _doubled(target: Candidate, lang: Language) -> Candidate:
@@ -281,22 +322,24 @@ def _fit_suggestions(scenario: Scenario, target: Evaluation) -> list[str]:
                 label=label,
             )
         )
-    cheaper = _cheaper_precisions(scenario)
-    for precision in cheaper:
-        alt = with_precision(scenario, precision)
-        ev = evaluate(alt, target.candidate)
-        if ev.option.fits or precision == cheaper[-1]:
-            out.append(
-                text(
-                    "sug_quant",
-                    lang,
-                    precision=precision,
-                    gb=number(alt.weights.bytes / GB, lang),
-                    verdict=_verdict(alt, ev),
-                    label=label,
-                )
+    cheaper = cheaper_precisions(scenario.engine, scenario.precision)
+    found = quantized_fit(scenario, target.candidate)
+    if found is None and cheaper:
+        # Nothing fits: the cheapest step, to say how far even it falls short.
+        last = with_precision(scenario, cheaper[-1])
+        found = (last, evaluate(last, target.candidate))
+    if found is not None:
+        alt, ev = found
+        out.append(
+            text(
+                "sug_quant",
+                lang,
+                precision=alt.precision,
+                gb=gb(alt.weights.bytes, lang),
+                verdict=_verdict(alt, ev),
+                label=label,
             )
-            break
+        )
     if target.candidate.members[0].accelerator == "cuda":
         ev = evaluate(scenario, _doubled(target.candidate, lang))
         out.append(
@@ -451,10 +494,14 @@ def suggestions(scenario: Scenario, evaluations: list[Evaluation], gpu: str | No
 
 
 __all__ = [
+    "QuantizedFit",
     "alternatives",
     "below_16_bit",
     "caveat",
+    "cheaper_precisions",
     "escalation",
+    "quantized_fit",
+    "quantized_fit_on",
     "recommendation",
     "suggestions",
     "with_precision",

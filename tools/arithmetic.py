@@ -12,7 +12,7 @@ import math
 
 from tools.architecture import Architecture
 from tools.engines import ENGINE_LABELS, VLLM_BLOCK_SIZE, Estimate, llamacpp_sliding_cells
-from tools.evaluation import Evaluation
+from tools.evaluation import Evaluation, total_bytes
 from tools.i18n import GB, integer, number
 from tools.i18n import gb as _gb
 from tools.kv_cache import KV_BLOCKS, KvLayout, kv_layout
@@ -46,7 +46,7 @@ def arithmetic_lines(scenario: Scenario, evaluations: list[Evaluation], referenc
     lines.extend(_kv_lines(scenario, est))
     lines.append(_overhead_line(scenario, est))
     kv_total = est.kv_bytes_per_sequence * scenario.users
-    total = scenario.weights.bytes + extras.weights_bytes + kv_total + est.overhead_bytes
+    total = total_bytes(scenario, est)
     lines.append(
         text(
             "line_total_extras" if extras.weights_bytes else "line_total",

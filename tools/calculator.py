@@ -23,6 +23,7 @@ from tools.evaluation import (
     estimate,
     evaluate,
     required_usable_bytes,
+    total_bytes,
 )
 from tools.hub import HubLookup
 from tools.i18n import GB
@@ -51,7 +52,7 @@ def calculate_vram(request: SizingRequest, hub: HubLookup | None = None) -> Sizi
     reference = fitting[0] if fitting else evaluations[-1]
     est = reference.estimate
     kv_total = est.kv_bytes_per_sequence * scenario.users
-    total = scenario.weights.bytes + scenario.extras.weights_bytes + kv_total + est.overhead_bytes
+    total = total_bytes(scenario, est)
     recommended = (reference.option.card_class or reference.option.card) if fitting else None
     return SizingResult(
         model=scenario.model.info,

@@ -145,6 +145,12 @@ def evaluate(scenario: Scenario, candidate: Candidate) -> Evaluation:
     return Evaluation(candidate, worst, option)
 
 
+def total_bytes(scenario: Scenario, est: Estimate) -> int:
+    """Weights (with the serving extras) + KV for every sequence + the engine's overhead."""
+    kv = est.kv_bytes_per_sequence * scenario.users
+    return scenario.weights.bytes + scenario.extras.weights_bytes + kv + est.overhead_bytes
+
+
 def required_usable_bytes(scenario: Scenario, est: Estimate) -> int:
     """Card memory (all GPUs) this request needs: for vLLM, its share must hold everything inside
     the budget and the slack must hold the CUDA context and graphs."""
@@ -165,4 +171,5 @@ __all__ = [
     "estimate",
     "evaluate",
     "required_usable_bytes",
+    "total_bytes",
 ]
