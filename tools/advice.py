@@ -341,28 +341,17 @@ def _fit_suggestions(scenario: Scenario, target: Evaluation) -> list[str]:
             )
         )
     if target.candidate.members[0].accelerator == "cuda":
-        ev = evaluate(scenario, _doubled(target.candidate, lang))
-        out.append(
-            text(
-                "sug_tp",
-                lang,
-                label=ev.option.label,
-                usable=number(ev.option.usable_gb, lang),
-                verdict=_verdict(scenario, ev),
-            )
-        )
+        out.append(_hardware_line("sug_tp", scenario, evaluate(scenario, _doubled(target.candidate, lang))))
     larger = _larger_card(scenario, target.candidate)
     if larger:
-        out.append(
-            text(
-                "sug_larger_card",
-                lang,
-                label=larger.option.label,
-                usable=number(larger.option.usable_gb, lang),
-                verdict=_verdict(scenario, larger),
-            )
-        )
+        out.append(_hardware_line("sug_larger_card", scenario, larger))
     return out
+
+
+def _hardware_line(key: str, scenario: Scenario, ev: Evaluation) -> str:
+    """Other hardware for the same request: its label, usable memory and verdict."""
+    usable = number(ev.option.usable_gb, scenario.lang)
+    return text(key, scenario.lang, label=ev.option.label, usable=usable, verdict=_verdict(scenario, ev))
 
 
 def _smaller_model_line(scenario: Scenario, target: Evaluation) -> str | None:
