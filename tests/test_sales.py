@@ -7,21 +7,12 @@ import re
 import pytest
 
 from assistant.sales import draft_reply, format_number, smaller_machine_alternative
+from tests.drafts import table_rows
 from tools import SizingRequest, calculate_vram
 
 
 def sized(**fields):
     return calculate_vram(SizingRequest(**fields))
-
-
-def table_rows(draft: str) -> dict[str, str]:
-    """First cell -> last cell of every row of the draft's Markdown table."""
-    rows = {}
-    for line in draft.splitlines():
-        if line.startswith("| ") and not line.startswith("|---"):
-            cells = [cell.strip() for cell in line.strip("|").split("|")]
-            rows[cells[0].strip("*")] = cells[-1].strip("*")
-    return rows
 
 
 def test_english_draft_carries_every_part_with_the_calculator_numbers() -> None:
