@@ -218,6 +218,14 @@ class DeskStore:
         except SQLAlchemyError as exc:
             raise DeskUnavailableError(f"desk database error: {_one_line(exc)}") from None
 
+    def _insert(self, row: Lead | QuestionRecord) -> int:
+        """Write one new row (expiring old ones first, at most every PURGE_EVERY_S) and return its id."""
+        self._expire_old_rows()
+        with self._session() as session:
+            session.add(row)
+            session.flush()
+            return int(row.id)
+
     # ---- leads
 
     def add_lead(
@@ -239,11 +247,7 @@ class DeskStore:
             calculations=list(calculations or []),
             notified=False,
         )
-        self._expire_old_rows()
-        with self._session() as session:
-            session.add(lead)
-            session.flush()
-            return int(lead.id)
+        return self._insert(lead)
 
     def mark_notified(self, lead_id: int) -> None:
         with self._session() as session:
@@ -286,11 +290,7 @@ class DeskStore:
             top_retrieval_score=max(scores) if scores else None,
             answer_digest=answer_digest(entry.answer_markdown),
         )
-        self._expire_old_rows()
-        with self._session() as session:
-            session.add(record)
-            session.flush()
-            return int(record.id)
+        return self._insert(record)
 
     def add_feedback(self, entry: FeedbackEntry) -> int:
         """Store a thumbs click; the question, slots, outcome and scores come from the logged answer."""
