@@ -70,7 +70,7 @@ def recommendation(
             **common,
         )
     labels = ", ".join(ev.option.label for ev in evaluations)
-    return text("rec_none", lang, labels=labels, total=number(total / GB, lang), **common)
+    return text("rec_none", lang, labels=labels, total=gb(total, lang), **common)
 
 
 def _verdict(scenario: Scenario, ev: Evaluation) -> str:
@@ -316,8 +316,8 @@ def _fit_suggestions(scenario: Scenario, target: Evaluation) -> list[str]:
                 "sug_kv",
                 lang,
                 kv=cheaper_kv,
-                kv_gb=number(ev.estimate.kv_bytes_per_sequence * scenario.users / GB, lang),
-                old_gb=number(target.estimate.kv_bytes_per_sequence * scenario.users / GB, lang),
+                kv_gb=gb(ev.estimate.kv_bytes_per_sequence * scenario.users, lang),
+                old_gb=gb(target.estimate.kv_bytes_per_sequence * scenario.users, lang),
                 verdict=_verdict(alt, ev),
                 label=label,
             )
@@ -366,7 +366,7 @@ def _smaller_model_line(scenario: Scenario, target: Evaluation) -> str | None:
         scenario.lang,
         model=model.info.name,
         precision=precision,
-        gb=number(w.bytes / GB, scenario.lang),
+        gb=gb(w.bytes, scenario.lang),
         label=target.option.label,
         seqs=counted(ev.option.max_concurrent_sequences, "concurrent_sequence", scenario.lang),
     )
@@ -386,7 +386,7 @@ def _max_num_seqs_line(scenario: Scenario, target: Evaluation) -> str | None:
         "sug_max_num_seqs",
         scenario.lang,
         seqs=default_seqs,
-        gb=number(now / GB, scenario.lang),
+        gb=gb(now, scenario.lang),
         users=scenario.users,
     )
 
@@ -406,11 +406,11 @@ def _apple_wired_line(scenario: Scenario, target: Evaluation) -> str | None:
     return text(
         "sug_apple_wired",
         lang,
-        usable=number(hw.usable_bytes_per_gpu / GB, lang),
-        total=number(card.memory_mib * MIB / GB, lang),
+        usable=gb(hw.usable_bytes_per_gpu, lang),
+        total=gb(card.memory_mib * MIB, lang),
         limit=raised_mib,
-        raised=number(raised_mib * MIB / GB, lang),
-        keep=number((card.memory_mib - raised_mib) * MIB / GB, lang),
+        raised=gb(raised_mib * MIB, lang),
+        keep=gb((card.memory_mib - raised_mib) * MIB, lang),
         verdict=_verdict(scenario, ev),
     )
 
@@ -440,7 +440,7 @@ def _offload_line(scenario: Scenario, target: Evaluation) -> str | None:
         "sug_offload_moe" if plan.flag == "--n-cpu-moe" else "sug_offload_layers",
         lang,
         value=plan.value,
-        ram=number(plan.ram_bytes / GB, lang),
+        ram=gb(plan.ram_bytes, lang),
         label=target.option.label,
         rate=number(plan.decode_tokens_per_s or 0, lang, 0),
         ram_name=ram.marketing,
