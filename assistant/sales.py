@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from assistant.sales_texts import sales_text
 from tools.engines import ENGINE_LABELS
@@ -208,47 +208,46 @@ def draft_outcome(
     )
 
 
+class DraftExtras(TypedDict, total=False):
+    """What every draft entry point may add: the customer's name, the signature, prices."""
+
+    customer_name: str | None
+    signature: Signature | None
+    price_list: Any  # assistant.quote.PriceList; None drafts without a quote
+    utilization: float  # share of the month the server generates (default 0.5)
+
+
 def draft_from_message(
-    message: str,
-    default_lang: Language = "en",
-    customer_name: str | None = None,
-    signature: Signature | None = None,
-    price_list: Any = None,
-    utilization: float = 0.5,
+    message: str, default_lang: Language = "en", **extras: Unpack[DraftExtras]
 ) -> DraftOutcome:
     subject, lang = subject_from_message(message, default_lang)
-    if subject is None:
-        return nothing_to_draft(lang, from_message=True)
-    return draft_outcome(subject, customer_name, signature, _quote_for(subject, price_list, utilization))
+    return _drafted(subject, lang, extras, from_message=True)
 
 
 def draft_from_state(
-    state: ConversationState | None,
-    lang: Language,
-    customer_name: str | None = None,
-    signature: Signature | None = None,
-    price_list: Any = None,
-    utilization: float = 0.5,
+    state: ConversationState | None, lang: Language, **extras: Unpack[DraftExtras]
 ) -> DraftOutcome:
     subject = subject_from_state(state, state.language or lang if state else lang)
-    if subject is None:
-        return nothing_to_draft(lang)
-    return draft_outcome(subject, customer_name, signature, _quote_for(subject, price_list, utilization))
+    return _drafted(subject, lang, extras)
 
 
 def draft_from_result(
-    result: SizingResult | None,
-    lang: Language,
-    customer_name: str | None = None,
-    signature: Signature | None = None,
-    price_list: Any = None,
-    utilization: float = 0.5,
+    result: SizingResult | None, lang: Language, **extras: Unpack[DraftExtras]
 ) -> DraftOutcome:
     """The calculator's result, every field as the salesperson set it (so every choice is stated)."""
     if result is None:
         return nothing_to_draft(lang)
     subject = DraftSubject(result, lang, card_named=any(option.card for option in result.options))
-    return draft_outcome(subject, customer_name, signature, _quote_for(subject, price_list, utilization))
+    return _drafted(subject, lang, extras)
+
+
+def _drafted(
+    subject: DraftSubject | None, lang: Language, extras: DraftExtras, from_message: bool = False
+) -> DraftOutcome:
+    if subject is None:
+        return nothing_to_draft(lang, from_message=from_message)
+    quote = _quote_for(subject, extras.get("price_list"), extras.get("utilization", 0.5))
+    return draft_outcome(subject, extras.get("customer_name"), extras.get("signature"), quote)
 
 
 def request_of(result: SizingResult, lang: Language) -> SizingRequest:
