@@ -296,8 +296,9 @@ def _cell(value: str) -> str:
     return value.replace("|", "\\|").replace("\n", " ")
 
 
-def _users_word(users: int, lang: Language) -> str:
-    return _w("user" if users == 1 else "users", lang)
+def _users(users: int, lang: Language) -> dict[str, str]:
+    """The `users` and `users_word` fields of a sentence: "1 user", "8.192 usuarios"."""
+    return {"users": format_number(users, lang), "users_word": _w("user" if users == 1 else "users", lang)}
 
 
 def _asked_phrase(subject: DraftSubject) -> str:
@@ -309,14 +310,7 @@ def _asked_phrase(subject: DraftSubject) -> str:
     if "context" in subject.stated:
         parts.append(_w("asked_context", lang, context=format_number(result.context, lang)))
     if "users" in subject.stated:
-        parts.append(
-            _w(
-                "asked_users",
-                lang,
-                users=format_number(result.users, lang),
-                users_word=_users_word(result.users, lang),
-            )
-        )
+        parts.append(_w("asked_users", lang, **_users(result.users, lang)))
     if "engine" in subject.stated:
         parts.append(_w("asked_engine", lang, engine=ENGINE_LABELS.get(result.engine, result.engine)))
     if subject.card_named:
@@ -335,14 +329,7 @@ def _open_points(subject: DraftSubject) -> list[str]:
     if "context" not in subject.stated:
         points.append(_w("recommend_context", lang, context=format_number(result.context, lang)))
     if "users" not in subject.stated:
-        points.append(
-            _w(
-                "recommend_users",
-                lang,
-                users=format_number(result.users, lang),
-                users_word=_users_word(result.users, lang),
-            )
-        )
+        points.append(_w("recommend_users", lang, **_users(result.users, lang)))
     if "engine" not in subject.stated:
         points.append(_w("recommend_engine", lang, engine=ENGINE_LABELS.get(result.engine, result.engine)))
     return [f"- {point}" for point in points]
@@ -423,9 +410,8 @@ def _arithmetic_table(result: SizingResult, lang: Language, recommended: CardOpt
                 lang,
                 per_token=format_number(result.kv_bytes_per_token, lang),
                 context=format_number(result.context, lang),
-                users=format_number(result.users, lang),
-                users_word=_users_word(result.users, lang),
                 kv_dtype=result.kv_dtype,
+                **_users(result.users, lang),
             ),
             format_number(result.kv_cache_gb, lang, 1),
         ),
