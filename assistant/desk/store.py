@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, delete, event, select
 from sqlalchemy.engine import make_url
@@ -26,6 +26,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from assistant.desk.errors import DeskUnavailableError, InvalidLeadError
 from assistant.desk.models import Feedback, Lead, QuestionRecord
+
+_Logged = TypeVar("_Logged", QuestionRecord, Feedback)  # the append-only log tables
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
@@ -344,16 +346,16 @@ class DeskStore:
                 feedback.comment = comment.strip()[:2000]
 
     def questions(self, since: datetime | None = None) -> list[QuestionRecord]:
-        query = select(QuestionRecord).order_by(QuestionRecord.id)
-        if since is not None:
-            query = query.where(QuestionRecord.created_at >= since)
-        with self._session() as session:
-            return list(session.scalars(query))
+        return self._rows(QuestionRecord, since)
 
     def feedback(self, since: datetime | None = None) -> list[Feedback]:
-        query = select(Feedback).order_by(Feedback.id)
+        return self._rows(Feedback, since)
+
+    def _rows(self, table: type[_Logged], since: datetime | None) -> list[_Logged]:
+        """Every row of a log table in the order written, from `since` on."""
+        query = select(table).order_by(table.id)
         if since is not None:
-            query = query.where(Feedback.created_at >= since)
+            query = query.where(table.created_at >= since)
         with self._session() as session:
             return list(session.scalars(query))
 
