@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tools.cards import CLASS_TEXTS
-from tools.i18n import gb, integer, number
+from tools.i18n import as_language, gb, integer, number
 from tools.texts import bilingual, catalogue, counted, text
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools"
@@ -80,6 +80,11 @@ def test_numbers_are_written_as_each_language_writes_them(value, lang, decimals,
 def test_integers_and_gigabytes() -> None:
     assert integer(131072, "en") == "131,072" and integer(131072, "es") == "131.072"
     assert gb(70_553_706_496, "es") == "70,55" and gb(2_684_354_560, "en", 3) == "2.684"
+
+
+def test_a_language_code_is_read_or_refused() -> None:
+    assert as_language(" ES ") == "es" and as_language("en") == "en"
+    assert as_language("fr") is None and as_language("") is None
 
 
 def _bilingual_literals(path: Path) -> list[int]:

@@ -19,6 +19,12 @@ GB = 1e9
 _SPANISH_SEPARATORS = str.maketrans(",.", ".,")
 
 
+def as_language(value: str) -> Language | None:
+    """'ES ' -> 'es'; None for anything that is not a language of the texts."""
+    folded = value.strip().lower()
+    return next((lang for lang in LANGUAGES if lang == folded), None)
+
+
 def number(value: float, lang: Language, decimals: int = 2, sign: bool = False) -> str:
     """12,345.67 in English, 12.345,67 in Spanish; `sign` writes a + before positive values."""
     written = f"{value:{'+' if sign else ''},.{decimals}f}"
@@ -34,4 +40,4 @@ def gb(value_bytes: float, lang: Language, decimals: int = 2) -> str:
     return number(value_bytes / GB, lang, decimals)
 
 
-__all__ = ["GB", "LANGUAGES", "Language", "gb", "integer", "number"]
+__all__ = ["GB", "LANGUAGES", "Language", "as_language", "gb", "integer", "number"]
