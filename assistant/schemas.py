@@ -13,8 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools import SizingResult
+from tools.i18n import Language
 
-Language = Literal["en", "es"]
 Mode = Literal["llm", "offline"]
 
 # The five sizing questions of the source article, in the order a follow-up asks them.

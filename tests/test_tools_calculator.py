@@ -9,6 +9,7 @@ from tools import (
     KV_DTYPES,
     PRECISIONS,
     CardOption,
+    FinetuneSpec,
     ModelInfo,
     SizingRequest,
     SizingResult,
@@ -344,3 +345,22 @@ def test_llamacpp_fit_line_explains_the_weights_left_in_host_ram() -> None:
 )
 def test_default_engine_follows_the_file_format(precision: str, engine: str) -> None:
     assert default_engine(precision) == engine
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+@pytest.mark.parametrize("finetune", [None, FinetuneSpec(method="qlora")])
+def test_the_result_records_its_language(lang, finetune) -> None:
+    result = calculate_vram(SizingRequest(model="llama-3.1-8b", lang=lang, finetune=finetune))
+    assert result.lang == lang
+    assert result.model_dump(mode="json")["lang"] == lang
+
+
+@pytest.mark.parametrize("precision", ["fp16", "int8"])
+def test_formats_off_the_ladder_still_get_the_cheaper_step(precision) -> None:
+    """The ladder is ordered by bits per weight, so fp16 and int8 step down to what vLLM loads."""
+    result = calculate_vram(SizingRequest(model="llama-3.1-70b", precision=precision, gpu="h100-80gb"))
+    awq = calculate_vram(SizingRequest(model="llama-3.1-70b", precision="awq", gpu="h100-80gb"))
+    assert not result.options[0].fits and awq.options[0].fits
+    assert f"Smaller quantization: awq weights take {awq.weights_gb:.2f} GB: fits" in " ".join(
+        result.suggestions
+    )

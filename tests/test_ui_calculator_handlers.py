@@ -18,26 +18,11 @@ from assistant.ui.handlers import (
     sales_draft,
 )
 from assistant.ui.session import VisitorSession
+from tests.drafts import LLAMA_8B_CONFIG
 from tools import SizingRequest, calculate_vram
 from tools.errors import ModelConfigError, SizingError
 
 SEVENTY_B = CalculatorInputs(model="llama-3.1-70b", precision="bf16", context=8192, users=4)
-
-# The fields of Llama 3.1 8B's Hugging Face config.json that size it.
-LLAMA_8B_CONFIG = {
-    "_name_or_path": "my-org/llama-8b-finetune",
-    "architectures": ["LlamaForCausalLM"],
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "intermediate_size": 14336,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "vocab_size": 128256,
-    "max_position_embeddings": 131072,
-    "tie_word_embeddings": False,
-    "torch_dtype": "bfloat16",
-}
 
 
 def fits(view) -> list[bool]:

@@ -29,7 +29,7 @@ from tools.performance_serving import Operating, offline_batch, prefill_chunk, s
 from tools.schemas import Band, Measurement, PerformanceEstimate, PerformanceTarget
 
 if TYPE_CHECKING:
-    from tools.calculator import Scenario
+    from tools.scenario import Scenario
     from tools.schemas import Language, SizingRequest
 
 # The factors the calibration set has for each engine the calculator knows. Ollama runs llama.cpp.

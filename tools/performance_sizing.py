@@ -10,19 +10,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tools.cards import card_facts, list_cards, resolve_card
+from tools.evaluation import NODE_GPUS, Evaluation, candidates, evaluate
 from tools.performance import (
     Workload,
     estimate_performance,
     perf_text,
+    performance_curve,
     performance_line,
     target_text,
     workload_from_request,
 )
 from tools.performance_measured import load_measurements
+from tools.scenario import Scenario, build_scenario
 from tools.schemas import CardOption, Measurement, PerformanceEstimate
+from tools.texts import integer, number
 
 if TYPE_CHECKING:
-    from tools.calculator import Evaluation, Scenario
     from tools.schemas import SizingRequest, SizingResult
 
 MAX_REPLICAS = 16
@@ -39,7 +43,6 @@ def gpu_calibrated(evaluation: Evaluation) -> bool:
     """Whether the serving estimate covers this option's hardware: GPUs (its fit has no CPU or
     Apple figure) in one node (it splits every GPU in tensor parallel; across nodes vLLM runs
     pipeline stages that take turns, which the calculator's own rate models)."""
-    from tools.cards import card_facts
 
     kind = card_facts(option_card(evaluation)[0]).card.kind
     return kind not in ("apple", "cpu") and evaluation.estimate.pipeline == 1
@@ -48,8 +51,6 @@ def gpu_calibrated(evaluation: Evaluation) -> bool:
 def calibrated_estimate(option: CardOption) -> PerformanceEstimate | None:
     """An option's serving estimate where its calibration covers the hardware (GPUs in one node,
     as `gpu_calibrated`); None elsewhere, where the option's own `decode_tokens_per_s` stands."""
-    from tools.calculator import NODE_GPUS
-    from tools.cards import resolve_card
 
     if option.performance is None or option.gpus > NODE_GPUS:
         return None
@@ -94,8 +95,6 @@ def _bigger(
 ) -> list[tuple[str, int, PerformanceEstimate]]:
     """Options beyond the compared ones that meet the target: this card × more GPUs in tensor
     parallel, then faster cards (ordered by bandwidth) at the fewest GPUs that hold the model."""
-    from tools.calculator import candidates, evaluate
-    from tools.cards import list_cards
 
     found: list[tuple[str, int, PerformanceEstimate]] = []
 
@@ -114,7 +113,6 @@ def _bigger(
         if more:
             found.append(more)
             return found
-    from tools.cards import card_facts
 
     base = card_facts(card).card.bandwidth_gbps or 0.0
     faster = sorted(
@@ -132,7 +130,6 @@ def _alternatives_with_performance(
     scenario: Scenario, alternatives: list[CardOption], workload: Workload, measured: list[Measurement]
 ) -> list[CardOption]:
     """The hardware beyond the compared options (named cards × N) with its estimate too."""
-    from tools.calculator import candidates, evaluate
 
     out = []
     for option in alternatives:
@@ -259,7 +256,6 @@ def _target_suggestions(
         lines.append(perf_text("perf_none_meets", lang, target=target_text(target, lang)))
     index = fitting[0]
     ev = evaluations[index]
-    from tools.texts import integer, number
 
     first = options[index].performance
     if first is not None and first.saturated and workload.rate is not None:
@@ -288,7 +284,6 @@ def _target_suggestions(
         return lines
     card, _ = option_card(ev)
     bigger = _bigger(scenario, card, workload, measured)
-    from tools.cards import card_facts
 
     for card_id, count, est in bigger:
         key = "perf_more_gpus" if card_id == card else "perf_faster_card"
@@ -312,8 +307,6 @@ def recommended_curve(
 ) -> tuple[str, list[PerformanceEstimate]] | None:
     """The recommended option's label and its estimate at 1, 2, 4, ... users up to what its memory
     holds (the calculator panel's speed chart); None without a recommendation or bandwidth data."""
-    from tools.calculator import build_scenario, candidates, evaluate
-    from tools.performance import performance_curve
 
     if result.recommended is None:
         return None
