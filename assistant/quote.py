@@ -6,7 +6,8 @@
 Each server in the business's price list (a YAML file, see assistant/data/prices.example.yaml) is
 sized with the calculator on its own cards; the ones that hold the request are ranked three ways
 (cheapest that fits, most headroom, fewest GPUs) and 2–3 are kept, each with its monthly cost, its
-three-year cost and its cost per million output tokens at a stated utilization. No price is ever
+three-year cost and its cost per million output tokens at a stated utilization (at the serving
+estimate's best throughput and at the low end of its calibrated range). No price is ever
 made up: with no price list there is no quote.
 """
 
@@ -21,6 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from tools import SizingRequest, SizingResult
 from tools.errors import InvalidInputError, SizingError
+from tools.schemas import Band
 
 MONTHS_IN_THREE_YEARS = 36
 HOURS_PER_MONTH = 730  # 8,760 hours a year / 12
@@ -70,8 +72,12 @@ class QuotedConfiguration(BaseModel):
     monthly_cost: float
     three_year_cost: float
     cost_basis: Literal["monthly_price", "list_price"]
-    output_tokens_per_s: float | None
-    cost_per_million_output_tokens: float | None
+    output_tokens_per_s: float | None  # best estimate
+    output_tokens_per_s_low: float | None = None  # the calibrated range's low end
+    output_tokens_per_s_high: float | None = None
+    cost_per_million_output_tokens: float | None  # at the best estimate
+    cost_per_million_output_tokens_high: float | None = None  # at the low end of the throughput
+    performance_basis: str | None = None  # what the throughput rests on (the estimate's basis_detail)
     utilization: float
     power_kw: float | None
     lead_time_weeks: float | None
@@ -90,30 +96,26 @@ class Quote(BaseModel):
         return self.model_dump(mode="json")
 
 
-# How output throughput is estimated for the cost per million tokens. The one place to swap in a
-# fuller serving-performance estimate.
+# How output throughput is estimated for the cost per million tokens.
 THROUGHPUT_BASIS = (
-    "memory-bound decode: each step reads the weights once and every sequence's KV cache, from the "
-    "calculator's single-stream estimate (~62% of peak bandwidth); an upper bound at high concurrency"
+    "serving estimate (tools/performance.py): aggregate output tokens/s of the configuration with the "
+    "request's users at once and its request shape, a roofline calibrated on published measurements; "
+    "the cost per million is given at the best estimate and at the low end of its calibrated range"
 )
 
 
-def output_tokens_per_second(result: SizingResult) -> float | None:
-    """Output tokens per second the server generates with `result.users` sequences at once.
-
-    The calculator's single-stream rate r1 = C / (W + K1) (C: effective bandwidth, W: weights read
-    per token, K1: one sequence's KV). Batched, a step reads W + N·K1 and yields N tokens.
-    """
+def output_tokens_per_second(result: SizingResult) -> Band | None:
+    """Output tokens per second the server generates with `result.users` sequences at once (as many
+    as its memory holds when fewer): the serving estimate's aggregate throughput, {low, best, high}.
+    None when the option does not fit or has no estimate (unknown bandwidth)."""
     option = result.options[0] if result.options else None
-    if option is None or not option.decode_tokens_per_s or not option.fits:
+    if option is None or not option.fits or option.performance is None:
         return None
-    users = max(1, min(result.users, option.max_concurrent_sequences or result.users))
-    weights = result.weights_gb
-    kv_one = result.kv_cache_gb / result.users if result.users else 0.0
-    if weights + kv_one <= 0:
-        return None
-    effective_bandwidth = option.decode_tokens_per_s * (weights + kv_one)
-    return round(users * effective_bandwidth / (weights + users * kv_one), 1)
+    return option.performance.output_tok_s_total
+
+
+def _per_million(monthly: float, tokens_per_s: float, utilization: float) -> float:
+    return round(monthly / (tokens_per_s * SECONDS_PER_MONTH * utilization) * 1e6, 4)
 
 
 @cache
@@ -189,11 +191,10 @@ def build_quote(request: SizingRequest, price_list: PriceList, utilization: floa
         if not option.fits:
             continue
         monthly, three_years, basis = _costs(server, price_list)
-        tokens_per_s = output_tokens_per_second(result)
-        per_million = None
-        if tokens_per_s:
-            tokens_per_month = tokens_per_s * SECONDS_PER_MONTH * utilization
-            per_million = round(monthly / tokens_per_month * 1e6, 4)
+        throughput = output_tokens_per_second(result)
+        usable = throughput is not None and throughput.low > 0
+        per_million = _per_million(monthly, throughput.best, utilization) if throughput and usable else None
+        worst = _per_million(monthly, throughput.low, utilization) if throughput and usable else None
         candidates.append(
             QuotedConfiguration(
                 name=server.name,
@@ -207,8 +208,12 @@ def build_quote(request: SizingRequest, price_list: PriceList, utilization: floa
                 monthly_cost=round(monthly, 2),
                 three_year_cost=round(three_years, 2),
                 cost_basis=basis,
-                output_tokens_per_s=tokens_per_s,
+                output_tokens_per_s=round(throughput.best, 1) if throughput else None,
+                output_tokens_per_s_low=round(throughput.low, 1) if throughput else None,
+                output_tokens_per_s_high=round(throughput.high, 1) if throughput else None,
                 cost_per_million_output_tokens=per_million,
+                cost_per_million_output_tokens_high=worst,
+                performance_basis=option.performance.basis_detail if option.performance else None,
                 utilization=utilization,
                 power_kw=server.power_kw,
                 lead_time_weeks=server.lead_time_weeks,

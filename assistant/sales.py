@@ -19,37 +19,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from assistant.sales_texts import sales_text
+from tools.engines import ENGINE_LABELS
 from tools.errors import SizingError
+from tools.i18n import Language, number
 
 if TYPE_CHECKING:
     from assistant.quote import Quote
     from assistant.schemas import ConversationState
-    from tools import CardOption, SizingResult
+    from tools import CardOption, SizingRequest, SizingResult
 
-Lang = Literal["en", "es"]
-
-# Spanish swaps the English thousands and decimal separators (8.192,5), as the engine's own texts do.
-SPANISH_SEPARATORS = str.maketrans(",.", ".,")
-
-ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama", "transformers": "Transformers"}
 
 # The choices a customer may leave open; each one not stated becomes our recommendation.
 OPEN_CHOICES = ("precision", "context", "users", "engine")
 # Those the salesperson is asked to confirm (the engine is ours to pick).
 ASK_SALESPERSON = ("precision", "context", "users")
-
-# Lower precisions tried, best quality first, for the smaller-machine alternative. Each engine
-# only loads some formats: vLLM and Transformers serve FP8 and AWQ checkpoints; llama.cpp and
-# Ollama load GGUF quantizations (Q8_0, Q4_K_M is the common default in Ollama's library).
-DOWNGRADE_LADDER = {
-    "vllm": ("fp8", "awq"),
-    "transformers": ("fp8", "awq"),
-    "llamacpp": ("q8_0", "q4_k_m"),
-    "ollama": ("q8_0", "q4_k_m"),
-}
 
 # Below this many GB a reserve or headroom is rounding, not something to explain.
 SHOWN_GB = 0.05
@@ -69,17 +55,16 @@ def plain(text: str, limit: int = 200) -> str:
     return _MARKDOWN_ACTIVE.sub(r"\\\1", text)
 
 
-def _w(key: str, lang: Lang, **values: object) -> str:
+def _w(key: str, lang: Language, **values: object) -> str:
     return sales_text(key, lang, **values)
 
 
-def format_number(value: float, lang: Lang, decimals: int = 0, sign: bool = False) -> str:
-    """A number as each language writes it: 8,192.5 in English, 8.192,5 in Spanish (as tools does)."""
-    written = f"{value:{'+' if sign else ''},.{decimals}f}"
-    return written.translate(SPANISH_SEPARATORS) if lang == "es" else written
+def format_number(value: float, lang: Language, decimals: int = 0, sign: bool = False) -> str:
+    """A number as each language writes it (tools/i18n.py): 8,192.5 in English, 8.192,5 in Spanish."""
+    return number(value, lang, decimals, sign)
 
 
-def precision_label(precision: str, lang: Lang) -> str:
+def precision_label(precision: str, lang: Language) -> str:
     """'int4' -> '4-bit INT4' (English) or 'INT4 de 4 bits' (Spanish)."""
     from tools.precision import nominal_bits
 
@@ -109,7 +94,7 @@ class DraftSubject:
     """What is being drafted: one calculation and which of its choices the customer stated."""
 
     result: SizingResult
-    lang: Lang
+    lang: Language
     stated: frozenset[str] = frozenset(OPEN_CHOICES)
     # Precisions sized when the customer named none, best quality first (the reason for ours).
     compared: tuple[SizingResult, ...] = ()
@@ -121,7 +106,7 @@ class DraftOutcome:
     """A draft, or the reason there is none; plus what the salesperson should ask the customer."""
 
     markdown: str
-    lang: Lang
+    lang: Language
     drafted: bool
     missing: tuple[str, ...] = ()
     note_for_salesperson: str = ""
@@ -144,7 +129,7 @@ class DraftOutcome:
 
 
 def subject_from_state(
-    state: ConversationState | None, lang: Lang, understanding: Any = None
+    state: ConversationState | None, lang: Language, understanding: Any = None
 ) -> DraftSubject | None:
     """The subject of a conversation: its slots sized as the chat sizes them; None without a model."""
     from assistant.offline.sizing import plan_sizing, run_plan
@@ -178,7 +163,7 @@ def _fits(result: SizingResult) -> bool:
     return result.recommended is not None or any(option.fits for option in result.options if option.card)
 
 
-def subject_from_message(message: str, default_lang: Lang = "en") -> tuple[DraftSubject | None, Lang]:
+def subject_from_message(message: str, default_lang: Language = "en") -> tuple[DraftSubject | None, Language]:
     """The subject of a pasted customer message, read as the chat reads one."""
     from assistant.offline.sizing import merge_slots
     from assistant.offline.understanding import understand
@@ -192,7 +177,7 @@ def subject_from_message(message: str, default_lang: Lang = "en") -> tuple[Draft
 # ---------------------------------------------------------------- outcomes
 
 
-def nothing_to_draft(lang: Lang, from_message: bool = False) -> DraftOutcome:
+def nothing_to_draft(lang: Language, from_message: bool = False) -> DraftOutcome:
     key = "nothing_to_draft_message" if from_message else "nothing_to_draft"
     return DraftOutcome(markdown=_w(key, lang), lang=lang, drafted=False)
 
@@ -223,69 +208,73 @@ def draft_outcome(
     )
 
 
+class DraftExtras(TypedDict, total=False):
+    """What every draft entry point may add: the customer's name, the signature, prices."""
+
+    customer_name: str | None
+    signature: Signature | None
+    price_list: Any  # assistant.quote.PriceList; None drafts without a quote
+    utilization: float  # share of the month the server generates (default 0.5)
+
+
 def draft_from_message(
-    message: str,
-    default_lang: Lang = "en",
-    customer_name: str | None = None,
-    signature: Signature | None = None,
-    price_list: Any = None,
-    utilization: float = 0.5,
+    message: str, default_lang: Language = "en", **extras: Unpack[DraftExtras]
 ) -> DraftOutcome:
     subject, lang = subject_from_message(message, default_lang)
-    if subject is None:
-        return nothing_to_draft(lang, from_message=True)
-    return draft_outcome(subject, customer_name, signature, _quote_for(subject, price_list, utilization))
+    return _drafted(subject, lang, extras, from_message=True)
 
 
 def draft_from_state(
-    state: ConversationState | None,
-    lang: Lang,
-    customer_name: str | None = None,
-    signature: Signature | None = None,
-    price_list: Any = None,
-    utilization: float = 0.5,
+    state: ConversationState | None, lang: Language, **extras: Unpack[DraftExtras]
 ) -> DraftOutcome:
     subject = subject_from_state(state, state.language or lang if state else lang)
-    if subject is None:
-        return nothing_to_draft(lang)
-    return draft_outcome(subject, customer_name, signature, _quote_for(subject, price_list, utilization))
+    return _drafted(subject, lang, extras)
 
 
 def draft_from_result(
-    result: SizingResult | None,
-    lang: Lang,
-    customer_name: str | None = None,
-    signature: Signature | None = None,
-    price_list: Any = None,
-    utilization: float = 0.5,
+    result: SizingResult | None, lang: Language, **extras: Unpack[DraftExtras]
 ) -> DraftOutcome:
     """The calculator's result, every field as the salesperson set it (so every choice is stated)."""
     if result is None:
         return nothing_to_draft(lang)
     subject = DraftSubject(result, lang, card_named=any(option.card for option in result.options))
-    return draft_outcome(subject, customer_name, signature, _quote_for(subject, price_list, utilization))
+    return _drafted(subject, lang, extras)
 
 
-def _quote_for(subject: DraftSubject, price_list: Any, utilization: float) -> Quote | None:
-    if price_list is None:
-        return None
-    from assistant.quote import build_quote
+def _drafted(
+    subject: DraftSubject | None, lang: Language, extras: DraftExtras, from_message: bool = False
+) -> DraftOutcome:
+    if subject is None:
+        return nothing_to_draft(lang, from_message=from_message)
+    quote = _quote_for(subject, extras.get("price_list"), extras.get("utilization", 0.5))
+    return draft_outcome(subject, extras.get("customer_name"), extras.get("signature"), quote)
+
+
+def request_of(result: SizingResult, lang: Language) -> SizingRequest:
+    """The request that re-sizes this result's model and workload (on other hardware, at other
+    precisions); a model from a config.json has no id to re-size by (SizingError when sized)."""
     from tools import SizingRequest
 
-    result = subject.result
-    request = SizingRequest(
+    return SizingRequest(
         model=result.model.id,
         precision=result.precision,
         context=result.context,
         users=result.users,
         kv_dtype=result.kv_dtype if result.kv_dtype not in ("bf16", "fp16") else None,
         engine=result.engine,
-        lang=subject.lang,
+        lang=lang,
     )
+
+
+def _quote_for(subject: DraftSubject, price_list: Any, utilization: float) -> Quote | None:
+    if price_list is None:
+        return None
+    from assistant.quote import build_quote
+
     try:
-        return build_quote(request, price_list, utilization)
+        return build_quote(request_of(subject.result, subject.lang), price_list, utilization)
     except SizingError:
-        return None  # a model from a config.json has no catalog id to re-size by
+        return None
 
 
 # ---------------------------------------------------------------- the reply
@@ -307,8 +296,9 @@ def _cell(value: str) -> str:
     return value.replace("|", "\\|").replace("\n", " ")
 
 
-def _users_word(users: int, lang: Lang) -> str:
-    return _w("user" if users == 1 else "users", lang)
+def _users(users: int, lang: Language) -> dict[str, str]:
+    """The `users` and `users_word` fields of a sentence: "1 user", "8.192 usuarios"."""
+    return {"users": format_number(users, lang), "users_word": _w("user" if users == 1 else "users", lang)}
 
 
 def _asked_phrase(subject: DraftSubject) -> str:
@@ -320,16 +310,9 @@ def _asked_phrase(subject: DraftSubject) -> str:
     if "context" in subject.stated:
         parts.append(_w("asked_context", lang, context=format_number(result.context, lang)))
     if "users" in subject.stated:
-        parts.append(
-            _w(
-                "asked_users",
-                lang,
-                users=format_number(result.users, lang),
-                users_word=_users_word(result.users, lang),
-            )
-        )
+        parts.append(_w("asked_users", lang, **_users(result.users, lang)))
     if "engine" in subject.stated:
-        parts.append(_w("asked_engine", lang, engine=ENGINE_NAMES.get(result.engine, result.engine)))
+        parts.append(_w("asked_engine", lang, engine=ENGINE_LABELS.get(result.engine, result.engine)))
     if subject.card_named:
         named = next((option for option in result.options if option.card), None)
         if named is not None:
@@ -346,16 +329,9 @@ def _open_points(subject: DraftSubject) -> list[str]:
     if "context" not in subject.stated:
         points.append(_w("recommend_context", lang, context=format_number(result.context, lang)))
     if "users" not in subject.stated:
-        points.append(
-            _w(
-                "recommend_users",
-                lang,
-                users=format_number(result.users, lang),
-                users_word=_users_word(result.users, lang),
-            )
-        )
+        points.append(_w("recommend_users", lang, **_users(result.users, lang)))
     if "engine" not in subject.stated:
-        points.append(_w("recommend_engine", lang, engine=ENGINE_NAMES.get(result.engine, result.engine)))
+        points.append(_w("recommend_engine", lang, engine=ENGINE_LABELS.get(result.engine, result.engine)))
     return [f"- {point}" for point in points]
 
 
@@ -394,7 +370,7 @@ def _reserve_gb(result: SizingResult, option: CardOption) -> float:
     return round(option.usable_gb, 1) - round(result.total_gb, 1) - round(option.headroom_gb, 1)
 
 
-def _adds_up(result: SizingResult, option: CardOption, lang: Lang) -> str:
+def _adds_up(result: SizingResult, option: CardOption, lang: Language) -> str:
     reserve = _reserve_gb(result, option)
     shown_reserve = reserve >= SHOWN_GB
     return _w(
@@ -411,8 +387,8 @@ def _adds_up(result: SizingResult, option: CardOption, lang: Lang) -> str:
     )
 
 
-def _arithmetic_table(result: SizingResult, lang: Lang, recommended: CardOption | None) -> list[str]:
-    engine = ENGINE_NAMES.get(result.engine, result.engine)
+def _arithmetic_table(result: SizingResult, lang: Language, recommended: CardOption | None) -> list[str]:
+    engine = ENGINE_LABELS.get(result.engine, result.engine)
     params_b = result.model.params / 1e9
     bytes_per_param = result.weights_gb / params_b if params_b else 0.0
     rows = [
@@ -434,9 +410,8 @@ def _arithmetic_table(result: SizingResult, lang: Lang, recommended: CardOption 
                 lang,
                 per_token=format_number(result.kv_bytes_per_token, lang),
                 context=format_number(result.context, lang),
-                users=format_number(result.users, lang),
-                users_word=_users_word(result.users, lang),
                 kv_dtype=result.kv_dtype,
+                **_users(result.users, lang),
             ),
             format_number(result.kv_cache_gb, lang, 1),
         ),
@@ -468,7 +443,7 @@ def _arithmetic_table(result: SizingResult, lang: Lang, recommended: CardOption 
     return table
 
 
-def _quantization_note(result: SizingResult, lang: Lang) -> str:
+def _quantization_note(result: SizingResult, lang: Language) -> str:
     from tools.precision import nominal_bits
 
     notes = []
@@ -481,13 +456,14 @@ def _quantization_note(result: SizingResult, lang: Lang) -> str:
     return " ".join(notes)
 
 
-def smaller_machine_alternative(result: SizingResult, lang: Lang) -> str:
-    """The honest smaller option: the next card class down at a lower precision, if one fits.
+def smaller_machine_alternative(result: SizingResult, lang: Language) -> str:
+    """The honest smaller option: the next card class down at a cheaper precision, if one fits.
 
-    Recomputes with the calculator at each lower precision the engine loads; says plainly when
-    the recommendation already is the smallest fit or when nothing smaller works.
+    The engine's own ladder decides (tools.advice.quantized_fit_on: the best-quality cheaper
+    format this engine loads that fits there, computed); says plainly when the recommendation
+    already is the smallest fit or when nothing smaller works.
     """
-    from tools import SizingRequest, calculate_vram
+    from tools.advice import quantized_fit_on
 
     recommended = _recommended_option(result)
     ceiling = recommended.usable_gb if recommended is not None else float("inf")
@@ -499,46 +475,28 @@ def smaller_machine_alternative(result: SizingResult, lang: Lang) -> str:
     if not smaller:
         return _w("already_smallest", lang, label=plain(recommended.label)) if recommended else ""
     target = smaller[0]
-    for precision in DOWNGRADE_LADDER.get(result.engine, ("fp8", "awq")):
-        if precision == result.precision:
-            continue
-        try:
-            cheaper = calculate_vram(
-                SizingRequest(
-                    model=result.model.id,
-                    precision=precision,
-                    context=result.context,
-                    users=result.users,
-                    engine=result.engine,
-                    lang=lang,
-                )
-            )
-        except SizingError:
-            continue  # a model outside the catalog (config.json) cannot be re-sized by id
-        if cheaper.weights_gb >= result.weights_gb:
-            continue
-        match = next(
-            (o for o in cheaper.options if _option_id(o) == _option_id(target) and o.fits),
-            None,
+    try:
+        fit = quantized_fit_on(request_of(result, lang), target.card_class or "")
+    except SizingError:
+        fit = None
+    if fit is None:
+        return _w(
+            "no_smaller_fit" if recommended is not None else "none_even_quantized",
+            lang,
+            label=plain(target.label),
         )
-        if match is not None:
-            return _w(
-                "alternative" if recommended is not None else "alternative_when_none",
-                lang,
-                label=plain(match.label),
-                precision=precision_label(precision, lang),
-                weights=format_number(cheaper.weights_gb, lang, 1),
-                need=format_number(cheaper.total_gb, lang, 1),
-                usable=format_number(match.usable_gb, lang, 1),
-            )
     return _w(
-        "no_smaller_fit" if recommended is not None else "none_even_quantized",
+        "alternative" if recommended is not None else "alternative_when_none",
         lang,
-        label=plain(target.label),
+        label=plain(fit.option.label),
+        precision=precision_label(fit.precision, lang),
+        weights=format_number(fit.weights_gb, lang, 1),
+        need=format_number(fit.total_gb, lang, 1),
+        usable=format_number(fit.option.usable_gb, lang, 1),
     )
 
 
-def _hardware_beyond_options(result: SizingResult, lang: Lang) -> str:
+def _hardware_beyond_options(result: SizingResult, lang: Language) -> str:
     """The first one or two computed alternatives (e.g. 4× 80GB cards, 2× H200) that hold the
     request unchanged, so the customer hears about more hardware before hearing about quantization."""
     shown = [
@@ -555,11 +513,11 @@ def _hardware_beyond_options(result: SizingResult, lang: Lang) -> str:
     return _w("fits_beyond", lang, options=_w("or_on", lang).join(shown)) if shown else ""
 
 
-def money(value: float, lang: Lang) -> str:
+def money(value: float, lang: Language) -> str:
     return format_number(value, lang, 0 if value >= 100 else 2)
 
 
-def quote_markdown(quote: Quote, lang: Lang) -> list[str]:
+def quote_markdown(quote: Quote, lang: Language) -> list[str]:
     """The Quote section: one row per configuration, its ranks, costs and the price source."""
     lines = [f"**{_w('quote_title', lang)}**", ""]
     if not quote.configurations:
@@ -588,6 +546,9 @@ def quote_markdown(quote: Quote, lang: Lang) -> list[str]:
             if config.cost_per_million_output_tokens is not None
             else "—"
         )
+        if config.cost_per_million_output_tokens_high is not None and per_million != "—":
+            worst = money(config.cost_per_million_output_tokens_high, lang)
+            per_million = _w("quote_per_million_range", lang, best=per_million, worst=worst)
         lead = (
             _w("quote_weeks", lang, weeks=format_number(config.lead_time_weeks, lang))
             if config.lead_time_weeks is not None
@@ -611,9 +572,43 @@ def quote_markdown(quote: Quote, lang: Lang) -> list[str]:
     return [*lines, source, ""]
 
 
+def _speed(option: CardOption, lang: Language) -> str | None:
+    """The expected speed with its calibrated range and what it rests on (the serving estimate);
+    the single-stream figure where the estimate's calibration does not reach (CPU, Apple, nodes)."""
+    from tools.performance import basis_text, target_text
+    from tools.performance_sizing import calibrated_estimate
+
+    estimate = calibrated_estimate(option)
+    if estimate is None:
+        if not option.decode_tokens_per_s:
+            return None
+        return _w("speed", lang, tokens=format_number(option.decode_tokens_per_s, lang))
+    users = estimate.concurrency.best
+    verdict = ""
+    if estimate.meets_target is not None and estimate.target is not None:
+        key = "speed_meets" if estimate.meets_target else "speed_misses"
+        verdict = " " + _w(key, lang, target=target_text(estimate.target, lang))
+    return (
+        _w(
+            "speed_estimate",
+            lang,
+            tps=format_number(estimate.output_tok_s_per_user.best, lang),
+            tps_low=format_number(estimate.output_tok_s_per_user.low, lang),
+            tps_high=format_number(estimate.output_tok_s_per_user.high, lang),
+            users=format_number(users, lang, 0 if users >= 10 or users == round(users) else 1),
+            total=format_number(estimate.output_tok_s_total.best, lang),
+            ttft=format_number(estimate.ttft_ms.best, lang),
+            ttft_low=format_number(estimate.ttft_ms.low, lang),
+            ttft_high=format_number(estimate.ttft_ms.high, lang),
+            basis=basis_text(estimate, lang),
+        )
+        + verdict
+    )
+
+
 def draft_reply(
     result: SizingResult,
-    lang: Lang,
+    lang: Language,
     customer_name: str | None = None,
     *,
     signature: Signature | None = None,
@@ -637,8 +632,9 @@ def draft_reply(
         lines.append(
             f"{_w('recommend', lang, label=plain(recommended.label))} {_adds_up(result, recommended, lang)}"
         )
-        if recommended.decode_tokens_per_s:
-            lines += ["", _w("speed", lang, tokens=format_number(recommended.decode_tokens_per_s, lang))]
+        speed = _speed(recommended, lang)
+        if speed:
+            lines += ["", speed]
     else:
         largest = max((o.usable_gb for o in result.options), default=0.0)
         recommend_none = _w(

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
-from typing import Literal
 
 import yaml
 
-Lang = Literal["en", "es"]
+from tools.i18n import Language
 
 
 @cache
@@ -21,7 +20,7 @@ def _catalogue() -> dict[str, dict[str, str]]:
     return catalogue
 
 
-def sales_text(key: str, lang: Lang, **values: object) -> str:
+def sales_text(key: str, lang: Language, **values: object) -> str:
     template = _catalogue()[key][lang]
     return template.format(**values) if values else template
 

@@ -13,8 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools import SizingResult
+from tools.i18n import Language
 
-Language = Literal["en", "es"]
 Mode = Literal["llm", "offline"]
 
 # The five sizing questions of the source article, in the order a follow-up asks them.
@@ -86,6 +86,11 @@ class ConversationState(BaseModel):
     gpu_memory_utilization: float | None = Field(
         default=None, description="vLLM --gpu-memory-utilization, when the visitor's command line set it."
     )
+    # The serving workload, when the visitor said it (tools/data/service_classes.json, SizingRequest).
+    service: str | None = Field(default=None, description="Service class id ('voice_agent'...), when said.")
+    rate: float | None = Field(default=None, gt=0, description="Offered requests per second, when said.")
+    ttft_ms: float | None = Field(default=None, gt=0, description="Target time to first token, ms.")
+    tpot_ms: float | None = Field(default=None, gt=0, description="Target time per output token, ms.")
     language: Language | None = Field(default=None, description="Language of the last answer.")
     history: list[Turn] = Field(default_factory=list, description=f"The last {HISTORY_TURNS} messages.")
 

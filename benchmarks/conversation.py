@@ -3,7 +3,7 @@
 Run:  PYTHONPATH=. .venv/bin/python benchmarks/conversation.py [--sealed | --fresh] [--failures]
 
 Scores the held-out conversation set (tests/golden/conversation_heldout*.jsonl; with --sealed the
-sealed split, with --fresh the split written last) with tests/conversation_scoring.py: per kind and per language, the share of
+sealed split, with --fresh the split written last, with --performance the speed and latency questions, with --performance-fresh those written after the code) with tests/conversation_scoring.py: per kind and per language, the share of
 questions whose every check passes and the share of checks passed, then the median length of a
 sizing answer's lead (what comes before its table and arithmetic block) and of a plain sizing
 answer up to its arithmetic block (lead and table). --failures lists the
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.conversation_scoring import Score, load, score_conversations, score_singles
+from tests.conversation_scoring import GOLDEN, Score, load, score_conversations, score_singles
 
 
 def table(scores: list[Score], key: str) -> list[str]:
@@ -40,11 +40,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sealed", action="store_true", help="score the sealed split")
     parser.add_argument("--fresh", action="store_true", help="score the fresh split (written last)")
+    parser.add_argument(
+        "--performance", action="store_true", help="score the speed and latency split (no conversations)"
+    )
+    parser.add_argument(
+        "--performance-fresh",
+        action="store_true",
+        help="score the speed and latency questions written after the code (no conversations)",
+    )
     parser.add_argument("--failures", action="store_true", help="list each question's failed checks")
     args = parser.parse_args()
-    split = "sealed" if args.sealed else "fresh" if args.fresh else "heldout"
+    chosen = [name for name in ("sealed", "fresh", "performance", "performance_fresh") if getattr(args, name)]
+    split = chosen[0] if chosen else "heldout"
     singles = score_singles(load(f"conversation_{split}.jsonl"))
-    conversations = score_conversations(load(f"conversation_{split}_turns.jsonl"))
+    turns = GOLDEN / f"conversation_{split}_turns.jsonl"
+    conversations = score_conversations(load(turns.name)) if turns.exists() else []
     scores = singles + conversations
     print(f"Conversation set: {split} ({len(singles)} questions, {len(conversations)} conversations)\n")
     print("\n".join(table(scores, "kind")))

@@ -50,6 +50,23 @@ QUALITY = {"en": r"\bquality\b", "es": r"\bcalidad\b"}
 # Words of the English answer that must never show up in a Spanish one.
 ENGLISH_LABELS = r"does not fit|\bMax users\b|\bHeadroom\b|\bclass\b|tokens of context|\bUsable\b"
 CONTRADICTIONS = r"\(0[.,]00 GB short\)|faltan 0[.,]00 GB"
+# What a performance figure rests on (tools/data/perf_texts.json's basis sentences).
+BASIS = {
+    "en": r"calibrated on \d+ published|measured on this|scaled to your own",
+    "es": r"calibrado con \d+ mediciones|medido en esta|ajustada a su propia",
+}
+MEETS = {"en": r"\bmeets?\b|\bwithin the target\b", "es": r"(?<!no )\bcumplen?\b"}
+MISSES = {
+    "en": r"does not meet|doesn't meet|not meet|misses|none .{0,40}meets",
+    "es": r"no cumplen?|ninguna .{0,40}cumple",
+}
+# The performance estimate's figure each "perf_*" oracle reads, and its scale.
+PERF_FIGURES = {
+    "perf_tok_s_per_user": ("output_tok_s_per_user", 1.0),
+    "perf_tok_s_total": ("output_tok_s_total", 1.0),
+    "perf_ttft_ms": ("ttft_ms", 1.0),
+    "perf_requests_per_hour": ("requests_per_s", 3600.0),
+}
 
 
 def load(name: str) -> list[dict[str, Any]]:
@@ -105,9 +122,26 @@ def _quoted(card: Any) -> bool:
     return bool(card.suggested) and card.kind not in ("apple", "cpu")
 
 
+def oracle_performance(spec: dict[str, Any], lang: str) -> tuple[float, float, float, bool | None]:
+    """(low, best, high, meets_target) of the recommended option's performance estimate
+    (`calculate_vram(...).performance`) for a "perf_*" number."""
+    result = _calc(spec["request"], lang)
+    assert result and result.performance, spec
+    name, scale = PERF_FIGURES[spec["what"]]
+    band = getattr(result.performance, name)
+    return band.low * scale, band.best * scale, band.high * scale, result.performance.meets_target
+
+
+def _stated(value: float, text: str) -> bool:
+    tolerance = max(abs(value) * 0.03, 1.0)
+    return any(abs(found - value) <= tolerance for found in numbers_in(text))
+
+
 def oracle_number(spec: dict[str, Any], lang: str) -> tuple[str, Any]:
     """('number', value) or ('name', text): what the answer's lead must state."""
     what = spec["what"]
+    if what in PERF_FIGURES:
+        return "number", oracle_performance(spec, lang)[1]
     base = {"precision": spec.get("precision", "bf16")}
     for key in ("context", "users"):
         if spec.get(key):
@@ -253,8 +287,16 @@ def score_turn(
         if kind == "name":
             checks["number"] = value.lower() in lead.lower()
         else:
-            tolerance = max(abs(value) * 0.03, 1.0)
-            checks["number"] = any(abs(found - value) <= tolerance for found in numbers_in(lead))
+            checks["number"] = _stated(value, lead)
+    if case.get("band"):  # the performance figure's calibrated range, next to it
+        low, _, high, _ = oracle_performance(case["number"], lang)
+        checks["band"] = _stated(low, lead) and _stated(high, lead)
+    if case.get("basis"):
+        checks["basis"] = bool(re.search(BASIS[lang], lead, flags=re.IGNORECASE))
+    if case.get("meets"):  # the verdict against the latency target, as the estimate has it
+        meets_target = oracle_performance(case["number"], lang)[3]
+        said = re.search(MEETS[lang] if meets_target else MISSES[lang], lead, flags=re.IGNORECASE)
+        checks["meets"] = meets_target is not None and bool(said)
     if "winner" in case:
         winner = case["winner"].lower()
         lowered = lead.lower()

@@ -57,9 +57,9 @@ def test_costs_follow_from_the_price_list_and_the_stated_utilization() -> None:
         assert config.utilization == 0.25
         if config.cost_basis == "monthly_price":
             assert config.three_year_cost == pytest.approx(config.monthly_cost * 36)
-        assert config.output_tokens_per_s
+        assert config.output_tokens_per_s and config.output_tokens_per_s_low
         expected = config.monthly_cost / (config.output_tokens_per_s * SECONDS_PER_MONTH * 0.25) * 1e6
-        assert config.cost_per_million_output_tokens == pytest.approx(expected, rel=1e-3)
+        assert config.cost_per_million_output_tokens == pytest.approx(expected, rel=1e-2)
 
 
 def test_a_bought_server_adds_its_energy_to_the_three_year_cost(tmp_path: Path) -> None:
@@ -77,13 +77,33 @@ def test_a_bought_server_adds_its_energy_to_the_three_year_cost(tmp_path: Path) 
     assert quote.currency == "USD" and not quote.example_prices and config.ranks
 
 
-def test_batched_throughput_grows_with_users_but_less_than_linearly() -> None:
+def test_throughput_is_the_serving_estimate_and_grows_with_users_less_than_linearly() -> None:
     one = calculate_vram(SizingRequest(model="llama-3.1-8b", gpu="h100-80gb", users=1))
     many = calculate_vram(SizingRequest(model="llama-3.1-8b", gpu="h100-80gb", users=32))
     single = output_tokens_per_second(one)
     batched = output_tokens_per_second(many)
-    assert single == pytest.approx(one.options[0].decode_tokens_per_s, rel=1e-3)
-    assert single is not None and batched is not None and single < batched < 32 * single
+    assert one.options[0].performance and single == one.options[0].performance.output_tok_s_total
+    assert single is not None and batched is not None
+    assert single.low < single.best < single.high
+    assert single.best < batched.best < 32 * single.best
+
+
+def test_the_quote_prices_a_million_tokens_at_the_best_and_the_low_throughput(tmp_path: Path) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(
+        "currency: EUR\nsource: test list\nservers:\n  - {name: Box, card: h100-80gb, count: 1, monthly_price: 2000}\n",
+        encoding="utf-8",
+    )
+    request = SizingRequest(model="llama-3.1-8b", users=16)
+    [config] = build_quote(request, load_price_list(prices), utilization=0.5).configurations
+    band = output_tokens_per_second(calculate_vram(request.model_copy(update={"gpu": "h100-80gb"})))
+    assert band is not None and config.output_tokens_per_s_low == pytest.approx(band.low, abs=0.1)
+    at_best = 2000 / (band.best * SECONDS_PER_MONTH * 0.5) * 1e6
+    at_low = 2000 / (band.low * SECONDS_PER_MONTH * 0.5) * 1e6
+    assert config.cost_per_million_output_tokens == pytest.approx(at_best, rel=1e-3)
+    assert config.cost_per_million_output_tokens_high == pytest.approx(at_low, rel=1e-3)
+    assert config.cost_per_million_output_tokens < config.cost_per_million_output_tokens_high
+    assert config.performance_basis and "fitted on" in config.performance_basis
 
 
 @pytest.mark.parametrize(

@@ -7,21 +7,12 @@ import re
 import pytest
 
 from assistant.sales import draft_reply, format_number, smaller_machine_alternative
+from tests.drafts import table_rows
 from tools import SizingRequest, calculate_vram
 
 
 def sized(**fields):
     return calculate_vram(SizingRequest(**fields))
-
-
-def table_rows(draft: str) -> dict[str, str]:
-    """First cell -> last cell of every row of the draft's Markdown table."""
-    rows = {}
-    for line in draft.splitlines():
-        if line.startswith("| ") and not line.startswith("|---"):
-            cells = [cell.strip() for cell in line.strip("|").split("|")]
-            rows[cells[0].strip("*")] = cells[-1].strip("*")
-    return rows
 
 
 def test_english_draft_carries_every_part_with_the_calculator_numbers() -> None:
@@ -132,3 +123,19 @@ def test_the_alternative_is_recomputed_not_guessed() -> None:
 def test_numbers_are_written_as_each_language_writes_them(value, lang, decimals, written) -> None:
     assert format_number(value, lang, decimals) == written
     assert re.fullmatch(r"\+[0-9.,]+", format_number(3.0, lang, 1, sign=True))
+
+
+def test_the_smaller_machine_is_the_first_step_of_the_engine_ladder_that_fits() -> None:
+    """One ladder decides (tools.advice), for the draft as for the calculator's suggestions."""
+    from assistant.sales import precision_label
+    from tools.advice import cheaper_precisions
+
+    fields = {"model": "llama-3.1-70b", "engine": "llamacpp", "context": 4096, "users": 1}
+    result = sized(precision="q8_0", **fields)
+    on_48gb = {
+        step: next(o for o in sized(precision=step, **fields).options if o.card_class == "48gb").fits
+        for step in cheaper_precisions("llamacpp", "q8_0")
+    }
+    first = next(step for step, fits in on_48gb.items() if fits)
+    assert not on_48gb["q6_k"]  # the ladder's first step does not fit there: it searched
+    assert f"**{precision_label(first, 'en')}**" in smaller_machine_alternative(result, "en")

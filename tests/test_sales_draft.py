@@ -17,18 +17,10 @@ from assistant.sales import (
     plain,
 )
 from assistant.schemas import ConversationState
+from tests.drafts import LLAMA_8B_CONFIG, table_rows
 from tools import SizingRequest, calculate_vram
 
 EXAMPLE_PRICES = Path(__file__).resolve().parents[1] / "assistant" / "data" / "prices.example.yaml"
-
-
-def table(draft: str) -> dict[str, str]:
-    rows = {}
-    for line in draft.splitlines():
-        if line.startswith("| ") and not line.startswith("|---"):
-            cells = [cell.strip() for cell in line.strip("|").split("|")]
-            rows[cells[0].strip("*")] = cells[-1].strip("*")
-    return rows
 
 
 def en_number(text: str) -> float:
@@ -67,7 +59,7 @@ def test_a_conversation_without_a_precision_gets_our_recommendation_not_their_qu
     assert outcome.subject is not None and outcome.subject.result.precision == chosen.precision
     assert f"**{chosen.precision.upper()}" in outcome.markdown or chosen.precision.upper() in outcome.markdown
     assert "because that is the highest quality that fits" in outcome.markdown
-    assert table(outcome.markdown)["Total needed"] == f"{chosen.total_gb:.1f}"
+    assert table_rows(outcome.markdown)["Total needed"] == f"{chosen.total_gb:.1f}"
     assert outcome.missing == ("precision", "context")
     assert (
         "the precision" in outcome.note_for_salesperson and "context length" in outcome.note_for_salesperson
@@ -85,7 +77,7 @@ def test_the_headroom_adds_up_for_the_reader() -> None:
     assert headroom == round(recommended.headroom_gb, 1)
     assert round(need + reserve + headroom, 1) == usable
     assert "keeps" in draft and "for its own runtime" in draft  # the reserve is explained
-    rows = table(draft)
+    rows = table_rows(draft)
     assert rows["Engine reserve"] == f"{reserve:.1f}" and rows["Headroom"] == f"{headroom:.1f}"
 
 
@@ -104,7 +96,7 @@ def test_a_pasted_spanish_email_is_understood_like_the_chat_and_sized_by_the_cal
     expected = calculate_vram(
         SizingRequest(model="llama-3.1-8b", precision=chosen.precision, context=32768, users=50)
     )
-    assert table(outcome.markdown)["Total necesario"] == format_number(expected.total_gb, "es", 1)
+    assert table_rows(outcome.markdown)["Total necesario"] == format_number(expected.total_gb, "es", 1)
     for english in ("Hello", "recommend", "Weights", "Best regards"):
         assert english not in outcome.markdown
 
@@ -128,17 +120,7 @@ HOSTILE = "<img src=x onerror=alert(1)> [click](javascript:alert(1)) **bold** | 
 
 
 def test_hostile_text_in_any_field_is_inert_in_the_markdown() -> None:
-    config = {
-        "_name_or_path": HOSTILE,
-        "architectures": ["LlamaForCausalLM"],
-        "hidden_size": 4096,
-        "intermediate_size": 14336,
-        "num_hidden_layers": 32,
-        "num_attention_heads": 32,
-        "num_key_value_heads": 8,
-        "vocab_size": 128256,
-        "max_position_embeddings": 131072,
-    }
+    config = {**LLAMA_8B_CONFIG, "_name_or_path": HOSTILE}
     result = calculate_vram(SizingRequest(model=HOSTILE, config=config, precision="bf16"))
     outcome = draft_from_result(
         result, "en", customer_name=HOSTILE, signature=Signature(HOSTILE, HOSTILE, HOSTILE)
@@ -182,3 +164,46 @@ def test_cli_draft_prints_the_reply_and_the_note_for_the_salesperson(tmp_path: P
     email.write_text("Hola, ¿tienen servidores?", encoding="utf-8")
     nothing = run_sizing("draft", "--file", str(email), "--json", env=env)
     assert nothing.returncode == 1 and '"drafted": false' in nothing.stdout
+
+
+@pytest.mark.parametrize(("lang", "basis"), [("en", "calibrated on"), ("es", "calibrado con")])
+def test_the_draft_states_the_expected_speed_with_its_range_and_basis(lang: str, basis: str) -> None:
+    from assistant.sales import draft_reply, format_number
+    from tools import SizingRequest, calculate_vram
+
+    result = calculate_vram(SizingRequest(model="llama-3.1-8b", users=20, lang=lang))  # type: ignore[arg-type]
+    recommended = next(o for o in result.options if result.recommended in (o.card_class, o.card))
+    estimate = recommended.performance
+    assert estimate is not None
+    draft = draft_reply(result, lang)  # type: ignore[arg-type]
+    [line] = [
+        line for line in draft.splitlines() if line.startswith(("Expected speed", "Velocidad esperada"))
+    ]
+    per_user = estimate.output_tok_s_per_user
+    for value in (per_user.best, per_user.low, per_user.high, estimate.ttft_ms.best):
+        assert format_number(value, lang) in line  # type: ignore[arg-type]
+    assert basis in line
+
+
+def test_a_cpu_host_keeps_its_own_calibrated_speed_in_the_draft() -> None:
+    from assistant.sales import draft_reply, format_number
+    from tools import SizingRequest, calculate_vram
+
+    result = calculate_vram(SizingRequest(model="llama-3.1-8b", precision="q4_k_m", gpu="cpu-ddr5-64gb"))
+    option = result.options[0]
+    assert option.decode_tokens_per_s
+    draft = draft_reply(result, "en")
+    assert f"about {format_number(option.decode_tokens_per_s, 'en')} tokens per second" in draft
+
+
+def test_a_customer_message_with_a_latency_need_gets_the_verdict_against_it() -> None:
+    from assistant.sales import draft_outcome, subject_from_message
+
+    subject, lang = subject_from_message("agente de voz con llama 3.1 8b fp8 en una l4, ¿nos vale?")
+    assert subject is not None and lang == "es"
+    estimate = subject.result.options[0].performance
+    assert estimate is not None and estimate.target is not None and estimate.meets_target is not None
+    markdown = draft_outcome(subject).markdown
+    [line] = [line for line in markdown.splitlines() if line.startswith("Velocidad esperada")]
+    assert "agente de voz" in line
+    assert ("Eso cumple" in line) == estimate.meets_target

@@ -18,26 +18,11 @@ from assistant.ui.handlers import (
     sales_draft,
 )
 from assistant.ui.session import VisitorSession
+from tests.drafts import LLAMA_8B_CONFIG
 from tools import SizingRequest, calculate_vram
 from tools.errors import ModelConfigError, SizingError
 
 SEVENTY_B = CalculatorInputs(model="llama-3.1-70b", precision="bf16", context=8192, users=4)
-
-# The fields of Llama 3.1 8B's Hugging Face config.json that size it.
-LLAMA_8B_CONFIG = {
-    "_name_or_path": "my-org/llama-8b-finetune",
-    "architectures": ["LlamaForCausalLM"],
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "intermediate_size": 14336,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "vocab_size": 128256,
-    "max_position_embeddings": 131072,
-    "tie_word_embeddings": False,
-    "torch_dtype": "bfloat16",
-}
 
 
 def fits(view) -> list[bool]:
@@ -179,3 +164,17 @@ def test_sales_draft_uses_the_conversation_result_in_its_language() -> None:
     # Without a conversation result, the calculator's is drafted, in the calculator's language.
     fallback = sales_draft(VisitorSession(), calculator_result, "en", None, "es")
     assert fallback.markdown.startswith("Hello,") and "Llama 3.1 70B" in fallback.markdown
+
+
+def test_the_verdict_table_speed_is_the_serving_estimate_per_user_with_its_range() -> None:
+    from assistant.sales import format_number
+    from assistant.ui.handlers import verdict_markdown
+
+    result = calculate_vram(SizingRequest(model="llama-3.1-8b", users=16))
+    markdown = verdict_markdown(result, "en")
+    assert "Tokens/s per user (range)" in markdown
+    for option in result.options:
+        if option.fits and option.performance:
+            band = option.performance.output_tok_s_per_user
+            cell = f"{format_number(band.best, 'en')} ({format_number(band.low, 'en')}–{format_number(band.high, 'en')})"
+            assert cell in markdown

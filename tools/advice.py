@@ -7,36 +7,46 @@ guess.
 
 from __future__ import annotations
 
-from tools.calculator import (
-    ENGINE_LABELS,
-    GB,
-    NODE_GPUS,
-    Candidate,
-    Evaluation,
-    Scenario,
-    accelerator,
-    candidates,
-    evaluate,
-    model_weights,
-)
+from typing import NamedTuple
+
 from tools.cards import MIB, apple_raised_limit_mib, card_facts, list_cards
 from tools.catalog import ResolvedModel, catalog_architecture, list_models
-from tools.engines import Hardware, vllm_activation_bytes, vllm_scheduler_defaults
+from tools.engines import ENGINE_LABELS, Hardware, vllm_activation_bytes, vllm_scheduler_defaults
+from tools.evaluation import NODE_GPUS, Candidate, Evaluation, accelerator, candidates, evaluate, total_bytes
+from tools.hub import HubLookup
+from tools.i18n import GB, Language, gb, integer, number
+from tools.kv_cache import KV_BLOCKS
 from tools.offload import DEFAULT_RAM_CARD, plan_offload
-from tools.precision import weights
-from tools.schemas import Language
-from tools.texts import counted, integer, number, text
+from tools.precision import nominal_bits, weights
+from tools.scenario import Scenario, build_scenario, with_precision
+from tools.schemas import CardOption, SizingRequest
+from tools.texts import counted, text
 
-# Cheaper steps, in order, per engine family.
+# The weight formats offered as cheaper steps, best quality first, per engine family: vLLM and
+# transformers load FP8 and 4-bit AWQ checkpoints; llama.cpp and Ollama GGUF quantizations.
 _VLLM_LADDER = ("fp32", "bf16", "fp8", "awq")
 _GGUF_LADDER = ("fp32", "bf16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k")
 _CHEAPER_KV = {"vllm": "fp8", "llamacpp": "q8_0", "ollama": "q8_0"}
 _MIN_CONTEXT = 512
 
 
-def with_precision(scenario: Scenario, precision: str) -> Scenario:
-    w, embedding = model_weights(scenario.model, precision, scenario.engine)
-    return scenario._replace(precision=precision, weights=w, embedding_bytes=embedding)
+def below_16_bit(scenario: Scenario) -> bool:
+    return (
+        nominal_bits(scenario.precision) < 16
+        or KV_BLOCKS[scenario.kv_dtype][1] / KV_BLOCKS[scenario.kv_dtype][0] < 2
+    )
+
+
+def caveat(scenario: Scenario) -> str | None:
+    lang = scenario.lang
+    parts = []
+    if nominal_bits(scenario.precision) < 16:
+        parts.append(text("caveat_weights", lang, precision=scenario.precision))
+    if KV_BLOCKS[scenario.kv_dtype][1] / KV_BLOCKS[scenario.kv_dtype][0] < 2:
+        parts.append(text("caveat_kv", lang, kv=scenario.kv_dtype))
+    if not parts:
+        return None
+    return text("caveat", lang, what=text("caveat_and", lang).join(parts))
 
 
 def recommendation(
@@ -60,7 +70,7 @@ def recommendation(
             **common,
         )
     labels = ", ".join(ev.option.label for ev in evaluations)
-    return text("rec_none", lang, labels=labels, total=number(total / GB, lang), **common)
+    return text("rec_none", lang, labels=labels, total=gb(total, lang), **common)
 
 
 def _verdict(scenario: Scenario, ev: Evaluation) -> str:
@@ -83,11 +93,47 @@ def _longest_context(scenario: Scenario, target: Candidate) -> int | None:
     return low - low % 256 if low >= 1024 else low
 
 
-def _cheaper_precisions(scenario: Scenario) -> list[str]:
-    ladder = _GGUF_LADDER if scenario.engine in ("llamacpp", "ollama") else _VLLM_LADDER
-    if scenario.precision in ladder:
-        return list(ladder[ladder.index(scenario.precision) + 1 :])
-    return []
+def cheaper_precisions(engine: str, precision: str) -> list[str]:
+    """The formats of the engine's ladder with fewer bits per weight than `precision`, best first."""
+    ladder = _GGUF_LADDER if engine in ("llamacpp", "ollama") else _VLLM_LADDER
+    return [step for step in ladder if nominal_bits(step) < nominal_bits(precision)]
+
+
+def quantized_fit(scenario: Scenario, target: Candidate) -> tuple[Scenario, Evaluation] | None:
+    """The smaller alternative: the best-quality cheaper precision at which the request fits on
+    `target`, computed; None when no step of the ladder makes it fit."""
+    for precision in cheaper_precisions(scenario.engine, scenario.precision):
+        alt = with_precision(scenario, precision)
+        if alt.weights.bytes >= scenario.weights.bytes:
+            continue
+        ev = evaluate(alt, target)
+        if ev.option.fits:
+            return alt, ev
+    return None
+
+
+class QuantizedFit(NamedTuple):
+    """A request re-sized at a cheaper precision, in the result's units: its weights, the total
+    calculate_vram reports for it at that precision, and the verdict on the option it fits."""
+
+    precision: str
+    weights_gb: float
+    total_gb: float
+    option: CardOption
+
+
+def quantized_fit_on(request: SizingRequest, gpu: str, hub: HubLookup | None = None) -> QuantizedFit | None:
+    """`quantized_fit` for a request on one card class or card ("48gb", "l40s:2"); raises
+    SizingError as calculate_vram does."""
+    scenario = build_scenario(request, hub)
+    found = quantized_fit(scenario, candidates(gpu, request.lang)[0])
+    if found is None:
+        return None
+    alt, ev = found
+    compared = [evaluate(alt, c) for c in candidates(request.gpu, request.lang)]
+    reference = next((other for other in compared if other.option.fits), compared[-1])
+    total = total_bytes(alt, reference.estimate)
+    return QuantizedFit(alt.precision, round(alt.weights.bytes / GB, 2), round(total / GB, 2), ev.option)
 
 
 def _doubled(target: Candidate, lang: Language) -> Candidate:
@@ -270,51 +316,42 @@ def _fit_suggestions(scenario: Scenario, target: Evaluation) -> list[str]:
                 "sug_kv",
                 lang,
                 kv=cheaper_kv,
-                kv_gb=number(ev.estimate.kv_bytes_per_sequence * scenario.users / GB, lang),
-                old_gb=number(target.estimate.kv_bytes_per_sequence * scenario.users / GB, lang),
+                kv_gb=gb(ev.estimate.kv_bytes_per_sequence * scenario.users, lang),
+                old_gb=gb(target.estimate.kv_bytes_per_sequence * scenario.users, lang),
                 verdict=_verdict(alt, ev),
                 label=label,
             )
         )
-    cheaper = _cheaper_precisions(scenario)
-    for precision in cheaper:
-        alt = with_precision(scenario, precision)
-        ev = evaluate(alt, target.candidate)
-        if ev.option.fits or precision == cheaper[-1]:
-            out.append(
-                text(
-                    "sug_quant",
-                    lang,
-                    precision=precision,
-                    gb=number(alt.weights.bytes / GB, lang),
-                    verdict=_verdict(alt, ev),
-                    label=label,
-                )
-            )
-            break
-    if target.candidate.members[0].accelerator == "cuda":
-        ev = evaluate(scenario, _doubled(target.candidate, lang))
+    cheaper = cheaper_precisions(scenario.engine, scenario.precision)
+    found = quantized_fit(scenario, target.candidate)
+    if found is None and cheaper:
+        # Nothing fits: the cheapest step, to say how far even it falls short.
+        last = with_precision(scenario, cheaper[-1])
+        found = (last, evaluate(last, target.candidate))
+    if found is not None:
+        alt, ev = found
         out.append(
             text(
-                "sug_tp",
+                "sug_quant",
                 lang,
-                label=ev.option.label,
-                usable=number(ev.option.usable_gb, lang),
-                verdict=_verdict(scenario, ev),
+                precision=alt.precision,
+                gb=gb(alt.weights.bytes, lang),
+                verdict=_verdict(alt, ev),
+                label=label,
             )
         )
+    if target.candidate.members[0].accelerator == "cuda":
+        out.append(_hardware_line("sug_tp", scenario, evaluate(scenario, _doubled(target.candidate, lang))))
     larger = _larger_card(scenario, target.candidate)
     if larger:
-        out.append(
-            text(
-                "sug_larger_card",
-                lang,
-                label=larger.option.label,
-                usable=number(larger.option.usable_gb, lang),
-                verdict=_verdict(scenario, larger),
-            )
-        )
+        out.append(_hardware_line("sug_larger_card", scenario, larger))
     return out
+
+
+def _hardware_line(key: str, scenario: Scenario, ev: Evaluation) -> str:
+    """Other hardware for the same request: its label, usable memory and verdict."""
+    usable = number(ev.option.usable_gb, scenario.lang)
+    return text(key, scenario.lang, label=ev.option.label, usable=usable, verdict=_verdict(scenario, ev))
 
 
 def _smaller_model_line(scenario: Scenario, target: Evaluation) -> str | None:
@@ -329,7 +366,7 @@ def _smaller_model_line(scenario: Scenario, target: Evaluation) -> str | None:
         scenario.lang,
         model=model.info.name,
         precision=precision,
-        gb=number(w.bytes / GB, scenario.lang),
+        gb=gb(w.bytes, scenario.lang),
         label=target.option.label,
         seqs=counted(ev.option.max_concurrent_sequences, "concurrent_sequence", scenario.lang),
     )
@@ -349,7 +386,7 @@ def _max_num_seqs_line(scenario: Scenario, target: Evaluation) -> str | None:
         "sug_max_num_seqs",
         scenario.lang,
         seqs=default_seqs,
-        gb=number(now / GB, scenario.lang),
+        gb=gb(now, scenario.lang),
         users=scenario.users,
     )
 
@@ -369,11 +406,11 @@ def _apple_wired_line(scenario: Scenario, target: Evaluation) -> str | None:
     return text(
         "sug_apple_wired",
         lang,
-        usable=number(hw.usable_bytes_per_gpu / GB, lang),
-        total=number(card.memory_mib * MIB / GB, lang),
+        usable=gb(hw.usable_bytes_per_gpu, lang),
+        total=gb(card.memory_mib * MIB, lang),
         limit=raised_mib,
-        raised=number(raised_mib * MIB / GB, lang),
-        keep=number((card.memory_mib - raised_mib) * MIB / GB, lang),
+        raised=gb(raised_mib * MIB, lang),
+        keep=gb((card.memory_mib - raised_mib) * MIB, lang),
         verdict=_verdict(scenario, ev),
     )
 
@@ -403,7 +440,7 @@ def _offload_line(scenario: Scenario, target: Evaluation) -> str | None:
         "sug_offload_moe" if plan.flag == "--n-cpu-moe" else "sug_offload_layers",
         lang,
         value=plan.value,
-        ram=number(plan.ram_bytes / GB, lang),
+        ram=gb(plan.ram_bytes, lang),
         label=target.option.label,
         rate=number(plan.decode_tokens_per_s or 0, lang, 0),
         ram_name=ram.marketing,
@@ -445,4 +482,16 @@ def suggestions(scenario: Scenario, evaluations: list[Evaluation], gpu: str | No
     return out
 
 
-__all__ = ["alternatives", "candidates", "escalation", "recommendation", "suggestions", "with_precision"]
+__all__ = [
+    "QuantizedFit",
+    "alternatives",
+    "below_16_bit",
+    "caveat",
+    "cheaper_precisions",
+    "escalation",
+    "quantized_fit",
+    "quantized_fit_on",
+    "recommendation",
+    "suggestions",
+    "with_precision",
+]

@@ -11,15 +11,12 @@ from __future__ import annotations
 import math
 
 from tools.architecture import Architecture
-from tools.calculator import ENGINE_LABELS, GB, Evaluation, Scenario
-from tools.engines import VLLM_BLOCK_SIZE, Estimate, llamacpp_sliding_cells
+from tools.engines import ENGINE_LABELS, VLLM_BLOCK_SIZE, Estimate, llamacpp_sliding_cells
+from tools.evaluation import Evaluation, total_bytes
+from tools.i18n import GB, gb, integer, number
 from tools.kv_cache import KV_BLOCKS, KvLayout, kv_layout
-from tools.schemas import Language
-from tools.texts import counted, integer, number, text
-
-
-def _gb(value: float, lang: Language) -> str:
-    return number(value / GB, lang)
+from tools.scenario import Scenario
+from tools.texts import counted, text
 
 
 def arithmetic_lines(scenario: Scenario, evaluations: list[Evaluation], reference: Evaluation) -> list[str]:
@@ -37,7 +34,7 @@ def arithmetic_lines(scenario: Scenario, evaluations: list[Evaluation], referenc
             params=f"{number(w.params / 1e9, lang)} B",
             precision=scenario.precision,
             note=text(f"fmt_{w.note}", lang),
-            gb=_gb(w.bytes, lang),
+            gb=gb(w.bytes, lang),
             bpw=number(w.bits_per_weight, lang),
         )
     )
@@ -48,16 +45,16 @@ def arithmetic_lines(scenario: Scenario, evaluations: list[Evaluation], referenc
     lines.extend(_kv_lines(scenario, est))
     lines.append(_overhead_line(scenario, est))
     kv_total = est.kv_bytes_per_sequence * scenario.users
-    total = scenario.weights.bytes + extras.weights_bytes + kv_total + est.overhead_bytes
+    total = total_bytes(scenario, est)
     lines.append(
         text(
             "line_total_extras" if extras.weights_bytes else "line_total",
             lang,
-            weights=_gb(scenario.weights.bytes, lang),
-            extras=_gb(extras.weights_bytes, lang),
-            kv=_gb(kv_total, lang),
-            overhead=_gb(est.overhead_bytes, lang),
-            total=_gb(total, lang),
+            weights=gb(scenario.weights.bytes, lang),
+            extras=gb(extras.weights_bytes, lang),
+            kv=gb(kv_total, lang),
+            overhead=gb(est.overhead_bytes, lang),
+            total=gb(total, lang),
             label=reference.option.label,
         )
     )
@@ -77,20 +74,18 @@ def _extras_line(scenario: Scenario) -> str:
                 lang,
                 loras=extras.max_loras,
                 rank=extras.max_lora_rank,
-                gb=_gb(extras.lora_slot_bytes, lang),
+                gb=gb(extras.lora_slot_bytes, lang),
             )
         )
     if extras.draft_weights_bytes:
         parts.append(
-            text("extra_draft", lang, name=extras.draft_name, gb=_gb(extras.draft_weights_bytes, lang))
+            text("extra_draft", lang, name=extras.draft_name, gb=gb(extras.draft_weights_bytes, lang))
         )
     if extras.mtp_weights_bytes:
-        parts.append(
-            text("extra_mtp", lang, layers=extras.mtp_layers, gb=_gb(extras.mtp_weights_bytes, lang))
-        )
+        parts.append(text("extra_mtp", lang, layers=extras.mtp_layers, gb=gb(extras.mtp_weights_bytes, lang)))
     if extras.vision_bytes:
-        parts.append(text("extra_vision", lang, gb=_gb(extras.vision_bytes, lang)))
-    return text("line_extras", lang, parts=" + ".join(parts), gb=_gb(extras.weights_bytes, lang))
+        parts.append(text("extra_vision", lang, gb=gb(extras.vision_bytes, lang)))
+    return text("line_extras", lang, parts=" + ".join(parts), gb=gb(extras.weights_bytes, lang))
 
 
 def tensor_parallel(scenario: Scenario, est: Estimate) -> int:
@@ -156,10 +151,10 @@ def _kv_lines(scenario: Scenario, est: Estimate) -> list[str]:
         text(
             "line_kv_total",
             lang,
-            per_seq=number(per_seq / GB, lang, 3),
+            per_seq=gb(per_seq, lang, 3),
             context=integer(scenario.context, lang) + blocks,
             users=integer(scenario.users, lang),
-            gb=_gb(per_seq * scenario.users, lang),
+            gb=gb(per_seq * scenario.users, lang),
         )
     )
     return lines
@@ -188,7 +183,7 @@ def _overhead_line(scenario: Scenario, est: Estimate) -> str:
     whole = [(key, value) for key, value in est.overhead_parts if key in once]
 
     def listed(parts: list[tuple[str, int]]) -> str:
-        return " + ".join(text(f"part_{key}", lang, gb=_gb(value, lang)) for key, value in parts)
+        return " + ".join(text(f"part_{key}", lang, gb=gb(value, lang)) for key, value in parts)
 
     engine = ENGINE_LABELS[scenario.engine]
     if est.gpus == 1:
@@ -197,7 +192,7 @@ def _overhead_line(scenario: Scenario, est: Estimate) -> str:
             lang,
             engine=engine,
             parts=listed(est.overhead_parts),
-            gb=_gb(est.overhead_bytes, lang),
+            gb=gb(est.overhead_bytes, lang),
         )
     extra = (" + " + listed(whole)) if whole else ""
     return text(
@@ -207,7 +202,7 @@ def _overhead_line(scenario: Scenario, est: Estimate) -> str:
         parts=listed(per_gpu),
         gpus=est.gpus,
         extra=extra,
-        gb=_gb(est.overhead_bytes, lang),
+        gb=gb(est.overhead_bytes, lang),
     )
 
 
@@ -218,8 +213,8 @@ def _option_line(scenario: Scenario, ev: Evaluation) -> str:
     fields = {
         "label": ev.option.label,
         "usable": number(ev.option.usable_gb, lang),
-        "weights": _gb(est.weights_bytes, lang),
-        "room": _gb(room, lang),
+        "weights": gb(est.weights_bytes, lang),
+        "room": gb(room, lang),
         "seqs": counted(ev.option.max_concurrent_sequences, "sequence", lang),
         "context": integer(scenario.context, lang),
     }
@@ -232,8 +227,8 @@ def _option_line(scenario: Scenario, ev: Evaluation) -> str:
             "line_option_vllm",
             lang,
             util=number(scenario.utilization * 100, lang, 0),
-            budget=_gb(est.budget_bytes, lang),
-            overhead=_gb(inside, lang),
+            budget=gb(est.budget_bytes, lang),
+            overhead=gb(inside, lang),
             tokens=integer(tokens, lang),
             **fields,
         )
@@ -243,7 +238,7 @@ def _option_line(scenario: Scenario, ev: Evaluation) -> str:
                 sum(b for key, b in est.overhead_parts if key in ("cuda_context", "cuda_graphs")) * est.gpus
             )
             line += "; " + text(
-                "line_slack", lang, label=ev.option.label, slack=_gb(slack, lang), need=_gb(need, lang)
+                "line_slack", lang, label=ev.option.label, slack=gb(slack, lang), need=gb(need, lang)
             )
         return line
     if scenario.engine == "transformers":
@@ -253,8 +248,8 @@ def _option_line(scenario: Scenario, ev: Evaluation) -> str:
         return text(
             "line_option_transformers",
             lang,
-            overhead=_gb(context_bytes, lang),
-            per_seq=number(per_seq / GB, lang, 3),
+            overhead=gb(context_bytes, lang),
+            per_seq=gb(per_seq, lang, 3),
             **fields,
         )
     host = scenario.weights.bytes - est.weights_bytes
@@ -263,12 +258,12 @@ def _option_line(scenario: Scenario, ev: Evaluation) -> str:
         return text(
             "line_option_host_embedding",
             lang,
-            overhead=_gb(est.overhead_bytes, lang),
-            all_weights=_gb(scenario.weights.bytes, lang),
-            host=_gb(host, lang),
+            overhead=gb(est.overhead_bytes, lang),
+            all_weights=gb(scenario.weights.bytes, lang),
+            host=gb(host, lang),
             **fields,
         )
-    return text("line_option", lang, overhead=_gb(est.overhead_bytes, lang), **fields)
+    return text("line_option", lang, overhead=gb(est.overhead_bytes, lang), **fields)
 
 
 __all__ = ["arithmetic_lines", "kv_copies_shown", "tensor_parallel"]

@@ -12,17 +12,21 @@ from importlib import resources
 from typing import Any, NamedTuple
 
 from tools.architecture import Architecture, architecture_from_config
+from tools.cards import card_facts
 from tools.catalog import resolve
 from tools.engines import (
     VLLM_BLOCK_SIZE,
     Estimate,
     Hardware,
+    decode_tokens_per_s,
     estimate_vllm,
     llamacpp_compute_buffer_bytes,
     llamacpp_sliding_cells,
 )
+from tools.finetune import FinetuneSpec, check_spec, training_memory
 from tools.kv_cache import check_kv_dtype, kv_layout
-from tools.precision import weights
+from tools.precision import token_embedding_bytes, weights
+from tools.serving_extras import vision_tower_params
 
 UNITS = {"GB": 1e9, "GiB": 2**30, "MiB": 2**20}
 
@@ -58,8 +62,6 @@ def weights_case(case: dict[str, Any]) -> CaseResult:
     gguf = bool(case.get("gguf"))  # the GGUF file llama.cpp loads, not the safetensors checkpoint
     predicted_bytes = weights(arch, case["precision"], override, gguf=gguf).bytes
     if case.get("vision"):  # the vision tower vLLM loads next to the language model, at 16 bits
-        from tools.serving_extras import vision_tower_params
-
         predicted_bytes += 2 * vision_tower_params(load_cases()["configs"][case["config"]])
     predicted = predicted_bytes / UNITS[case["unit"]]
     return CaseResult("weights", case["id"], case["value"], predicted, case["unit"])
@@ -69,8 +71,6 @@ def _vllm_hardware(case: dict[str, Any]) -> Hardware:
     if "hardware_gib" in case:
         usable = int(case["hardware_gib"] * 2**30)
     else:
-        from tools.cards import card_facts
-
         usable = card_facts(case["card"]).usable_bytes
     return Hardware(int(case["tp"]), usable, None, case["card"])
 
@@ -129,8 +129,6 @@ def compute_buffer_case(case: dict[str, Any]) -> CaseResult:
 
 
 def finetune_case(case: dict[str, Any]) -> CaseResult:
-    from tools.finetune import FinetuneSpec, check_spec, training_memory
-
     arch, override = _model(case)
     spec = check_spec(
         FinetuneSpec(
@@ -150,9 +148,6 @@ def finetune_case(case: dict[str, Any]) -> CaseResult:
 def decode_case(case: dict[str, Any]) -> CaseResult:
     """llama.cpp single-stream decode: every token reads the weights (less the embedding lookup
     table) and the sequence's cache once, at the engine's bandwidth efficiency."""
-    from tools.engines import decode_tokens_per_s
-    from tools.precision import token_embedding_bytes
-
     arch, override = _model(case)
     w = weights(arch, case["precision"], override, gguf=True).bytes
     read = w - (0 if arch.tie_embeddings else token_embedding_bytes(arch, case["precision"], gguf=True))

@@ -13,16 +13,19 @@ from importlib import resources
 from typing import Any, NamedTuple
 
 from tools.errors import InvalidInputError, UnknownCardError
+from tools.i18n import GB
 from tools.schemas import Card, CardClass
+from tools.texts import bilingual
 
 MIB = 2**20
-GB = 1e9
 _MAX_GPUS = 64
 # A card named only by its memory ("a 24 GB card", "24gb"): GPU makers' "GB" is binary, as
 # nvidia-smi shows (RTX 4090 "24 GB" = 24564 MiB, RTX 3090 24576 MiB), so N GB = N x 1024 MiB,
 # less the default driver reservation. Bounded to what one accelerator or host could hold.
 _GENERIC_CARD = re.compile(r"(\d{1,4})\s?gb")
 _GENERIC_MAX_GB = 4096
+# The bilingual fields of a card class in card_classes.json.
+CLASS_TEXTS = ("label", "per_card", "serves", "catch")
 
 
 def _load(name: str) -> Any:
@@ -182,17 +185,21 @@ def _card_classes() -> tuple[CardClass, ...]:
     for raw in doc["classes"]:
         members = [card_facts(c) for c in raw["cards"]]
         usable = min(m.usable_bytes for m in members)
+        # The visitor-facing texts stay beside the claims that back their figures.
+        texts = {
+            name: dict(bilingual(raw[name], f"card_classes.json: {raw['id']} {name}")) for name in CLASS_TEXTS
+        }
         classes.append(
             CardClass(
                 id=raw["id"],
-                label=raw["label"]["en"],
-                labels=dict(raw["label"]),
-                per_card=dict(raw["per_card"]),
+                label=texts["label"]["en"],
+                labels=texts["label"],
+                per_card=texts["per_card"],
                 cards=list(raw["cards"]),
                 gpus=int(raw["gpus"]),
                 usable_gb=round(usable * int(raw["gpus"]) / GB, 2),
-                serves=dict(raw["serves"]),
-                catch=dict(raw["catch"]),
+                serves=texts["serves"],
+                catch=texts["catch"],
             )
         )
     return tuple(classes)

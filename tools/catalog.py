@@ -16,8 +16,10 @@ from typing import Any, NamedTuple
 
 from tools.architecture import Architecture, architecture_from_config
 from tools.errors import InvalidInputError, UnknownModelError
-from tools.schemas import Language, ModelInfo
+from tools.i18n import Language
+from tools.schemas import ModelInfo
 from tools.serving_extras import vision_tower_params
+from tools.texts import text
 
 _BARE_SIZE = re.compile(r"\s*(\d+(?:[.,]\d+)?)\s*([bm])\s*", flags=re.IGNORECASE)
 _SUFFIXES = ("instruct", "chat", "it", "hf", "base")
@@ -114,8 +116,6 @@ def _bare_size_params(name: str) -> float | None:
 
 
 def _reference_note(params_b: float, ref: _Entry, lang: Language) -> str:
-    from tools.texts import text
-
     arch = ref.arch
     return text(
         "ref_note",
@@ -143,8 +143,6 @@ def reference_model(params_b: float, lang: Language = "en", name: str | None = N
     note = _reference_note(params_b, ref, lang)
     label = name or f"{params_b:g}B"
     model_id = f"{params_b:g}b"
-    from tools.texts import text
-
     display = text("ref_name", lang, size=label, ref=ref.raw["name"])
     info = _model_info(model_id, display, ref.arch, params, params, "dense", note)
     return ResolvedModel(info, ref.arch, params)
@@ -153,8 +151,8 @@ def reference_model(params_b: float, lang: Language = "en", name: str | None = N
 def resolve(name: str, lang: Language = "en") -> ResolvedModel:
     """Catalog id, alias or bare size -> the model and the architecture the arithmetic uses."""
     entries, index, _ = _catalog()
-    text = (name or "").strip()
-    model_id = index.get(_normalise(text)) if text else None
+    wanted = (name or "").strip()
+    model_id = index.get(_normalise(wanted)) if wanted else None
     if model_id is not None:
         entry = entries[model_id]
         info = _info(entry)
@@ -165,10 +163,10 @@ def resolve(name: str, lang: Language = "en") -> ResolvedModel:
             info.params if info.params != entry.arch.total_params() else None,
             vision_params=vision,
         )
-    size = _bare_size_params(text)
+    size = _bare_size_params(wanted)
     if size is not None:
         return reference_model(size, lang)
-    raise UnknownModelError(text, [*entries, "or a bare size such as 8b, 70b"])
+    raise UnknownModelError(wanted, [*entries, "or a bare size such as 8b, 70b"])
 
 
 def resolve_model(name: str) -> ModelInfo:

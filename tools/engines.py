@@ -15,6 +15,8 @@ from tools.kv_cache import KvLayout, kv_layout
 
 ENGINES: tuple[str, ...] = ("vllm", "llamacpp", "ollama", "transformers")
 EngineName = Literal["vllm", "llamacpp", "ollama", "transformers"]
+# How each engine's name is written in every text.
+ENGINE_LABELS = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama", "transformers": "transformers"}
 GIB = 2**30
 MIB = 2**20
 
@@ -236,25 +238,8 @@ def estimate_llamacpp(
     if hw.accelerator == "cuda":
         parts.append(("cuda_context", CUDA_CONTEXT_BYTES))
     overhead = sum(b for _, b in parts) * hw.gpus
-    budget = hw.usable_bytes_per_gpu * hw.gpus
-    room = budget - on_gpu - overhead
-    needed = users * seq
-    return Estimate(
-        engine=engine,
-        gpus=hw.gpus,
-        budget_bytes=budget,
-        weights_bytes=on_gpu,
-        overhead_bytes=overhead,
-        overhead_parts=parts,
-        kv_bytes_per_token=layout.full_bytes_per_token,
-        kv_bytes_per_sequence=seq,
-        kv_room_bytes=room,
-        max_concurrent_sequences=int(max(0, room // seq)) if seq else 0,
-        fits=room > 0 and room >= needed,
-        headroom_bytes=room - needed,
-        slack_ok=True,
-        scheduler=None,
-    )
+    room = hw.usable_bytes_per_gpu * hw.gpus - on_gpu - overhead
+    return _whole_card(engine, hw, on_gpu, overhead, parts, layout, seq, room, seq, users)
 
 
 def estimate_transformers(
@@ -279,20 +264,39 @@ def estimate_transformers(
     if context_bytes:
         parts.append(("cuda_context", context_bytes))
     overhead = activation + context_bytes * hw.gpus
-    budget = hw.usable_bytes_per_gpu * hw.gpus
-    room = budget - weights_bytes - context_bytes * hw.gpus
-    needed = users * (seq + per_sequence_activation)
+    room = hw.usable_bytes_per_gpu * hw.gpus - weights_bytes - context_bytes * hw.gpus
+    per_sequence = seq + per_sequence_activation  # the prefill activations grow with each sequence
+    return _whole_card(
+        "transformers", hw, weights_bytes, overhead, parts, layout, seq, room, per_sequence, users
+    )
+
+
+def _whole_card(
+    engine: str,
+    hw: Hardware,
+    weights_bytes: int,
+    overhead: int,
+    parts: list[tuple[str, int]],
+    layout: KvLayout,
+    seq: int,
+    room: int,
+    per_sequence: int,
+    users: int,
+) -> Estimate:
+    """An engine with no memory budget of its own (llama.cpp, transformers): the whole usable
+    memory less weights and fixed overhead is the room; each sequence takes `per_sequence` of it."""
+    needed = users * per_sequence
     return Estimate(
-        engine="transformers",
+        engine=engine,
         gpus=hw.gpus,
-        budget_bytes=budget,
+        budget_bytes=hw.usable_bytes_per_gpu * hw.gpus,
         weights_bytes=weights_bytes,
         overhead_bytes=overhead,
         overhead_parts=parts,
         kv_bytes_per_token=layout.full_bytes_per_token,
         kv_bytes_per_sequence=seq,
         kv_room_bytes=room,
-        max_concurrent_sequences=int(max(0, room // (seq + per_sequence_activation))),
+        max_concurrent_sequences=int(max(0, room // per_sequence)) if per_sequence else 0,
         fits=room > 0 and room >= needed,
         headroom_bytes=room - needed,
         slack_ok=True,

@@ -9,13 +9,12 @@ them into the architecture, the exact parameter count and the precision the file
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
+from tools.catalog import ResolvedModel, model_from_config, reference_model, resolve
 from tools.errors import SizingError, UnknownModelError
-
-if TYPE_CHECKING:
-    from tools.catalog import ResolvedModel
-    from tools.schemas import Language
+from tools.i18n import Language
+from tools.texts import text
 
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.\-]*/[\w.\-]+")
 
@@ -107,9 +106,6 @@ _SIZE_IN_NAME = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z])")
 def resolve_hub_model(name: str, hub: HubLookup | None, lang: Language) -> ResolvedModel:
     """A Hub id through the client; when the Hub cannot say, the catalog entry or the size in the
     name, with one line naming the repo and why. Raises UnknownModelError when neither exists."""
-    from tools.catalog import model_from_config, reference_model, resolve
-    from tools.texts import text
-
     repo = name.strip()
     reason = text("hub_off", lang)
     if hub is not None:

@@ -16,17 +16,18 @@ from pydantic import BaseModel, ConfigDict
 
 from tools.architecture import Architecture
 from tools.errors import UnknownChoiceError
+from tools.gguf import GGML_TYPES
 
 KV_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "q8_0", "q4_0")
 
-# (elements per block, bytes per block). q8_0 and q4_0 are llama.cpp cache types: 32 values
-# share one fp16 scale (ggml-common.h block_q8_0 = 34 bytes, block_q4_0 = 18 bytes).
+# (elements per block, bytes per block). q8_0 and q4_0 are llama.cpp cache types, laid out as
+# ggml's blocks: 32 values share one fp16 scale (block_q8_0 = 34 bytes, block_q4_0 = 18 bytes).
 KV_BLOCKS: dict[str, tuple[int, int]] = {
-    "bf16": (1, 2),
-    "fp16": (1, 2),
+    "bf16": GGML_TYPES["BF16"],
+    "fp16": GGML_TYPES["F16"],
     "fp8": (1, 1),
-    "q8_0": (32, 34),
-    "q4_0": (32, 18),
+    "q8_0": GGML_TYPES["Q8_0"],
+    "q4_0": GGML_TYPES["Q4_0"],
 }
 
 

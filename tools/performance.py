@@ -29,7 +29,7 @@ from tools.performance_serving import Operating, offline_batch, prefill_chunk, s
 from tools.schemas import Band, Measurement, PerformanceEstimate, PerformanceTarget
 
 if TYPE_CHECKING:
-    from tools.calculator import Scenario
+    from tools.scenario import Scenario
     from tools.schemas import Language, SizingRequest
 
 # The factors the calibration set has for each engine the calculator knows. Ollama runs llama.cpp.
@@ -423,6 +423,17 @@ def performance_curve(
     return out
 
 
+def basis_text(estimate: PerformanceEstimate, lang: Language) -> str:
+    """What the figures rest on, in the visitor's language: a measurement of this setup, the
+    model scaled to one, or the calibrated model (with how many published figures it was fitted on)."""
+    if estimate.basis == "measured":
+        return perf_text("perf_basis_measured", lang, source=estimate.basis_detail.split(": ", 1)[-1])
+    if estimate.basis == "scaled":
+        return perf_text("perf_basis_scaled", lang, source=estimate.basis_detail)
+    points = sum(row["points"] for row in fitted()["engines"].values())
+    return perf_text("perf_basis_model", lang, points=points)
+
+
 def performance_line(estimate: PerformanceEstimate, label: str, lang: Language) -> str:
     """One sentence a visitor reads: the figures with their ranges and what they rest on."""
     from tools.texts import integer, number
@@ -430,13 +441,7 @@ def performance_line(estimate: PerformanceEstimate, label: str, lang: Language) 
     def whole(value: float) -> str:
         return integer(round(value), lang)
 
-    points = sum(row["points"] for row in fitted()["engines"].values())
-    if estimate.basis == "model":
-        basis = perf_text("perf_basis_model", lang, points=points)
-    elif estimate.basis == "measured":
-        basis = perf_text("perf_basis_measured", lang, source=estimate.basis_detail.split(": ", 1)[-1])
-    else:
-        basis = perf_text("perf_basis_scaled", lang, source=estimate.basis_detail)
+    basis = basis_text(estimate, lang)
     line = perf_text(
         "perf_line",
         lang,

@@ -10,19 +10,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tools.cards import card_facts, list_cards, resolve_card
+from tools.evaluation import NODE_GPUS, Evaluation, candidates, evaluate
 from tools.performance import (
     Workload,
     estimate_performance,
     perf_text,
+    performance_curve,
     performance_line,
     target_text,
     workload_from_request,
 )
 from tools.performance_measured import load_measurements
+from tools.scenario import Scenario, build_scenario
 from tools.schemas import CardOption, Measurement, PerformanceEstimate
+from tools.texts import integer, number
 
 if TYPE_CHECKING:
-    from tools.calculator import Evaluation, Scenario
     from tools.schemas import SizingRequest, SizingResult
 
 MAX_REPLICAS = 16
@@ -33,6 +37,26 @@ def option_card(evaluation: Evaluation) -> tuple[str, int]:
     """The card an option is judged on for speed: its slowest member card, and the GPU count."""
     slowest = min(evaluation.candidate.members, key=lambda hw: hw.bandwidth_gbps or 0.0)
     return slowest.card_id, slowest.gpus
+
+
+def gpu_calibrated(evaluation: Evaluation) -> bool:
+    """Whether the serving estimate covers this option's hardware: GPUs (its fit has no CPU or
+    Apple figure) in one node (it splits every GPU in tensor parallel; across nodes vLLM runs
+    pipeline stages that take turns, which the calculator's own rate models)."""
+
+    kind = card_facts(option_card(evaluation)[0]).card.kind
+    return kind not in ("apple", "cpu") and evaluation.estimate.pipeline == 1
+
+
+def calibrated_estimate(option: CardOption) -> PerformanceEstimate | None:
+    """An option's serving estimate where its calibration covers the hardware (GPUs in one node,
+    as `gpu_calibrated`); None elsewhere, where the option's own `decode_tokens_per_s` stands."""
+
+    if option.performance is None or option.gpus > NODE_GPUS:
+        return None
+    if option.card and resolve_card(option.card.partition(":")[0]).kind in ("apple", "cpu"):
+        return None
+    return option.performance
 
 
 def acceptable(estimate: PerformanceEstimate | None) -> bool:
@@ -71,8 +95,6 @@ def _bigger(
 ) -> list[tuple[str, int, PerformanceEstimate]]:
     """Options beyond the compared ones that meet the target: this card × more GPUs in tensor
     parallel, then faster cards (ordered by bandwidth) at the fewest GPUs that hold the model."""
-    from tools.calculator import candidates, evaluate
-    from tools.cards import list_cards
 
     found: list[tuple[str, int, PerformanceEstimate]] = []
 
@@ -91,7 +113,6 @@ def _bigger(
         if more:
             found.append(more)
             return found
-    from tools.cards import card_facts
 
     base = card_facts(card).card.bandwidth_gbps or 0.0
     faster = sorted(
@@ -109,16 +130,45 @@ def _alternatives_with_performance(
     scenario: Scenario, alternatives: list[CardOption], workload: Workload, measured: list[Measurement]
 ) -> list[CardOption]:
     """The hardware beyond the compared options (named cards × N) with its estimate too."""
-    from tools.calculator import candidates, evaluate
 
     out = []
     for option in alternatives:
-        estimate = None
+        estimate, single = None, None
         if option.card:
             evaluation = evaluate(scenario, candidates(option.card, scenario.lang)[0])
             estimate = option_performance(scenario, evaluation, workload, measured)
-        out.append(option.model_copy(update={"performance": estimate}))
+            single = single_user_rate(scenario, evaluation, workload, estimate, measured)
+        out.append(_with_estimate(option, estimate, single))
     return out
+
+
+def single_user_rate(
+    scenario: Scenario,
+    evaluation: Evaluation,
+    workload: Workload,
+    estimate: PerformanceEstimate | None,
+    measured: list[Measurement],
+) -> float | None:
+    """The tokens/s one user alone gets on the option (best estimate, the workload's lengths): what
+    `CardOption.decode_tokens_per_s` reports, so every speed shown comes from one estimate. None
+    when the option has no estimate, and on CPU and Apple hosts: the serving fit has GPU figures
+    only, their bandwidth figure is calibrated on their own measurements (tools/data/calibration.json)."""
+    if estimate is None or not gpu_calibrated(evaluation):
+        return None
+    alone = workload.rate is None and not workload.saturate and workload.users == 1
+    if not alone:
+        one = workload._replace(users=1, rate=None, saturate=False)
+        estimate = option_performance(scenario, evaluation, one, measured)
+    return round(estimate.output_tok_s_per_user.best, 1) if estimate is not None else None
+
+
+def _with_estimate(
+    option: CardOption, estimate: PerformanceEstimate | None, single: float | None
+) -> CardOption:
+    update: dict[str, object] = {"performance": estimate}
+    if single is not None and option.decode_tokens_per_s is not None:
+        update["decode_tokens_per_s"] = single
+    return option.model_copy(update=update)
 
 
 def _latency_s(estimate: PerformanceEstimate) -> float:
@@ -134,7 +184,7 @@ def add_performance(
     measured = list(request.measured) if request.measured is not None else load_measurements()
     estimates = [option_performance(scenario, ev, workload, measured) for ev in evaluations]
     options: list[CardOption] = [
-        ev.option.model_copy(update={"performance": est})
+        _with_estimate(ev.option, est, single_user_rate(scenario, ev, workload, est, measured))
         for ev, est in zip(evaluations, estimates, strict=True)
     ]
     update: dict[str, object] = {"options": options}
@@ -206,7 +256,6 @@ def _target_suggestions(
         lines.append(perf_text("perf_none_meets", lang, target=target_text(target, lang)))
     index = fitting[0]
     ev = evaluations[index]
-    from tools.texts import integer, number
 
     first = options[index].performance
     if first is not None and first.saturated and workload.rate is not None:
@@ -235,7 +284,6 @@ def _target_suggestions(
         return lines
     card, _ = option_card(ev)
     bigger = _bigger(scenario, card, workload, measured)
-    from tools.cards import card_facts
 
     for card_id, count, est in bigger:
         key = "perf_more_gpus" if card_id == card else "perf_faster_card"
@@ -259,8 +307,6 @@ def recommended_curve(
 ) -> tuple[str, list[PerformanceEstimate]] | None:
     """The recommended option's label and its estimate at 1, 2, 4, ... users up to what its memory
     holds (the calculator panel's speed chart); None without a recommendation or bandwidth data."""
-    from tools.calculator import build_scenario, candidates, evaluate
-    from tools.performance import performance_curve
 
     if result.recommended is None:
         return None

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from tools.architecture import Architecture, Tensor
 from tools.errors import UnknownPrecisionError
-from tools.gguf import FILE_TYPES, MXFP4_MOE, gguf_file_bytes
+from tools.gguf import FILE_TYPES, MXFP4_MOE, gguf_file_bytes, gguf_tensor_types, tensor_bytes
 
 PRECISIONS: tuple[str, ...] = (
     "fp32",
@@ -147,8 +147,6 @@ def token_embedding_bytes(arch: Architecture, precision: str, gguf: bool = False
 def _token_embedding_bytes(arch: Architecture, precision: str, gguf: bool) -> int:
     file_type = gguf_file_type(precision, gguf)
     if file_type is not None:
-        from tools.gguf import gguf_tensor_types, tensor_bytes
-
         return sum(
             tensor_bytes(t, tensor)
             for tensor, t in gguf_tensor_types(arch, file_type)

@@ -10,8 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools.finetune import FinetuneBreakdown, FinetuneSpec
-
-Language = Literal["en", "es"]
+from tools.i18n import Language
 
 
 class FileWeights(BaseModel):
@@ -199,6 +198,7 @@ class SizingResult(BaseModel):
     finetune: FinetuneBreakdown | None = None
     # The recommended option's performance under the request's workload (None without bandwidth data).
     performance: PerformanceEstimate | None = None
+    lang: Language = "en"  # the language of every text above, as the request asked
 
 
 class Card(BaseModel):

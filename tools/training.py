@@ -8,10 +8,10 @@ suggestions in the visitor's language.
 
 from __future__ import annotations
 
-from tools.calculator import GB, Candidate, candidates, resolve_request_model
 from tools.catalog import ResolvedModel
 from tools.engines import check_engine
 from tools.errors import InvalidInputError
+from tools.evaluation import Candidate, candidates
 from tools.finetune import (
     FinetuneSpec,
     TrainingMemory,
@@ -21,8 +21,10 @@ from tools.finetune import (
     training_memory,
 )
 from tools.hub import HubLookup
-from tools.schemas import CardOption, Language, SizingRequest, SizingResult
-from tools.texts import integer, number, text
+from tools.i18n import GB, Language, gb, integer, number
+from tools.scenario import resolve_request_model
+from tools.schemas import CardOption, SizingRequest, SizingResult
+from tools.texts import text
 
 
 def _check_engine(request: SizingRequest) -> None:
@@ -64,10 +66,6 @@ def _evaluate(
     return option, memory
 
 
-def _gb(value: float, lang: Language) -> str:
-    return number(value / GB, lang)
-
-
 def _lines(
     model: ResolvedModel,
     spec: FinetuneSpec,
@@ -85,10 +83,10 @@ def _lines(
                 "train_line_full",
                 lang,
                 params=f"{number(params / 1e9, lang)} B",
-                weights=_gb(memory.weights, lang),
-                grads=_gb(memory.gradients, lang),
+                weights=gb(memory.weights, lang),
+                grads=gb(memory.gradients, lang),
                 optimizer=spec.optimizer,
-                states=_gb(memory.optimizer, lang),
+                states=gb(memory.optimizer, lang),
                 shard=shard,
             )
         )
@@ -99,7 +97,7 @@ def _lines(
                 lang,
                 params=f"{number(params / 1e9, lang)} B",
                 format="NF4 (QLoRA)" if spec.method == "qlora" else "bf16",
-                weights=_gb(memory.weights, lang),
+                weights=gb(memory.weights, lang),
                 shard=shard,
             )
         )
@@ -109,10 +107,10 @@ def _lines(
                 lang,
                 rank=spec.lora_rank,
                 trainable=integer(memory.trainable_params, lang),
-                adapters=_gb(memory.adapters, lang),
-                grads=_gb(memory.gradients, lang),
+                adapters=gb(memory.adapters, lang),
+                grads=gb(memory.gradients, lang),
                 optimizer=spec.optimizer,
-                states=_gb(memory.optimizer, lang),
+                states=gb(memory.optimizer, lang),
             )
         )
     tokens = spec.batch * spec.seq
@@ -125,7 +123,7 @@ def _lines(
             seq=integer(spec.seq, lang),
             tokens=integer(tokens, lang),
             layers=arch.num_layers,
-            gb=_gb(memory.activations, lang),
+            gb=gb(memory.activations, lang),
         )
     )
     lines.append(
@@ -134,7 +132,7 @@ def _lines(
             lang,
             tokens=integer(tokens, lang),
             vocab=integer(arch.vocab_size, lang),
-            gb=_gb(memory.logits, lang),
+            gb=gb(memory.logits, lang),
         )
     )
     parts = (
@@ -150,8 +148,8 @@ def _lines(
         text(
             "train_line_total",
             lang,
-            parts=" + ".join(_gb(part, lang) for part in parts),
-            total=_gb(memory.total, lang),
+            parts=" + ".join(gb(part, lang) for part in parts),
+            total=gb(memory.total, lang),
         )
     )
     for option, option_memory in options:
@@ -161,7 +159,7 @@ def _lines(
                 lang,
                 label=option.label,
                 usable=number(option.usable_gb / option.gpus, lang),
-                need=_gb(option_memory.total, lang),
+                need=gb(option_memory.total, lang),
                 verdict=text("train_fits" if option.fits else "train_short", lang),
                 batch=option.max_concurrent_sequences,
             )
@@ -190,7 +188,7 @@ def _suggestions(model: ResolvedModel, spec: FinetuneSpec, target: Candidate, la
             text(
                 key,
                 lang,
-                gb=_gb(memory.total, lang),
+                gb=gb(memory.total, lang),
                 label=option.label,
                 verdict=text("train_fits" if option.fits else "train_short", lang),
             )
@@ -232,7 +230,7 @@ def size_finetune(request: SizingRequest, hub: HubLookup | None = None) -> Sizin
             "train_rec_none",
             lang,
             labels=", ".join(o.label for o, _ in options),
-            need=_gb(memory.total, lang),
+            need=gb(memory.total, lang),
             **common,
         )
     weights_bytes = memory.weights * gpus
@@ -257,6 +255,7 @@ def size_finetune(request: SizingRequest, hub: HubLookup | None = None) -> Sizin
         suggestions=[] if fitting else _suggestions(model, spec, target, lang),
         below_16_bit=spec.method == "qlora",
         finetune=detail,
+        lang=lang,
     )
 
 

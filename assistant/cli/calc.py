@@ -341,7 +341,7 @@ _SECTIONS = {
 
 def render_table(result: SizingResult) -> str:
     """The human-readable report: header, options table, arithmetic, recommendation, caveat."""
-    lang: Language = "es" if result.recommendation and _is_spanish(result) else "en"
+    lang: Language = result.lang
     arithmetic, recommendation, caveat, suggestions, yes, no, speed, meets, misses = _SECTIONS[lang]
     model = result.model
     header = (
@@ -405,11 +405,4 @@ def _speed_cells(perf: PerformanceEstimate | None, lang: Language) -> tuple[str,
         cell(perf.ttft_ms) + mark,
         cell(perf.output_tok_s_per_user),
         cell(perf.output_tok_s_total) + queue,
-    )
-
-
-def _is_spanish(result: SizingResult) -> bool:
-    return any(
-        line.startswith(("Pesos:", "Caché KV", "Modelo base congelado", "Ajuste completo"))
-        for line in result.arithmetic
     )

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from tools.errors import InvalidInputError
+from tools.i18n import Language, as_language
 
 if TYPE_CHECKING:
     from assistant.quote import Quote
@@ -62,8 +63,8 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
     from assistant.quote import NoPriceListError, build_quote, price_list_from_settings
     from tools import SizingRequest
 
-    lang = (args.lang or "en").strip().lower()
-    if lang not in ("en", "es"):
+    lang = as_language(args.lang or "en")
+    if lang is None:
         raise InvalidInputError(f"--lang {args.lang!r} is not a language; valid choices: en, es")
     price_list = price_list_from_settings(settings, Path(args.prices) if args.prices else None)
     if price_list is None:
@@ -87,18 +88,18 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
         kv_dtype=args.kv_dtype,
         engine=args.engine,
         gpu_memory_utilization=parse_fraction("gpu-memory-utilization", args.gpu_memory_utilization),
-        lang=lang,  # type: ignore[arg-type]
+        lang=lang,
     )
     quote = build_quote(request, price_list, utilization)
     stream = out or sys.stdout
     if args.json:
         stream.write(json.dumps(quote.public_json(), ensure_ascii=False, indent=2) + "\n")
     else:
-        stream.write(render(quote, lang) + "\n")  # type: ignore[arg-type]
+        stream.write(render(quote, lang) + "\n")
     return 0
 
 
-def render(quote: Quote, lang: str) -> str:
+def render(quote: Quote, lang: Language) -> str:
     from assistant.sales import quote_markdown
 
-    return "\n".join(quote_markdown(quote, lang)).strip()  # type: ignore[arg-type]
+    return "\n".join(quote_markdown(quote, lang)).strip()

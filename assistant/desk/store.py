@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, delete, event, select
 from sqlalchemy.engine import make_url
@@ -26,6 +26,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from assistant.desk.errors import DeskUnavailableError, InvalidLeadError
 from assistant.desk.models import Feedback, Lead, QuestionRecord
+
+_Logged = TypeVar("_Logged", QuestionRecord, Feedback)  # the append-only log tables
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
@@ -218,6 +220,14 @@ class DeskStore:
         except SQLAlchemyError as exc:
             raise DeskUnavailableError(f"desk database error: {_one_line(exc)}") from None
 
+    def _insert(self, row: Lead | QuestionRecord) -> int:
+        """Write one new row (expiring old ones first, at most every PURGE_EVERY_S) and return its id."""
+        self._expire_old_rows()
+        with self._session() as session:
+            session.add(row)
+            session.flush()
+            return int(row.id)
+
     # ---- leads
 
     def add_lead(
@@ -239,11 +249,7 @@ class DeskStore:
             calculations=list(calculations or []),
             notified=False,
         )
-        self._expire_old_rows()
-        with self._session() as session:
-            session.add(lead)
-            session.flush()
-            return int(lead.id)
+        return self._insert(lead)
 
     def mark_notified(self, lead_id: int) -> None:
         with self._session() as session:
@@ -286,11 +292,7 @@ class DeskStore:
             top_retrieval_score=max(scores) if scores else None,
             answer_digest=answer_digest(entry.answer_markdown),
         )
-        self._expire_old_rows()
-        with self._session() as session:
-            session.add(record)
-            session.flush()
-            return int(record.id)
+        return self._insert(record)
 
     def add_feedback(self, entry: FeedbackEntry) -> int:
         """Store a thumbs click; the question, slots, outcome and scores come from the logged answer."""
@@ -345,16 +347,16 @@ class DeskStore:
                 feedback.comment = comment.strip()[:2000]
 
     def questions(self, since: datetime | None = None) -> list[QuestionRecord]:
-        query = select(QuestionRecord).order_by(QuestionRecord.id)
-        if since is not None:
-            query = query.where(QuestionRecord.created_at >= since)
-        with self._session() as session:
-            return list(session.scalars(query))
+        return self._rows(QuestionRecord, since)
 
     def feedback(self, since: datetime | None = None) -> list[Feedback]:
-        query = select(Feedback).order_by(Feedback.id)
+        return self._rows(Feedback, since)
+
+    def _rows(self, table: type[_Logged], since: datetime | None) -> list[_Logged]:
+        """Every row of a log table in the order written, from `since` on."""
+        query = select(table).order_by(table.id)
         if since is not None:
-            query = query.where(Feedback.created_at >= since)
+            query = query.where(table.created_at >= since)
         with self._session() as session:
             return list(session.scalars(query))
 

@@ -3,9 +3,9 @@ speed, KV bytes, the smallest card, fine-tuning, and the notes on what an answer
 
 Each function takes the conversation's plan, runs the calculator (`tools.calculate_vram`,
 `tools.reverse`) and returns the lead sentences from `data/templates.yaml` with the results
-they quote. The tokens-per-second figure is the calculator's single-stream decode estimate
-(`CardOption.decode_tokens_per_s`); `decode_rate` is the one place to swap in a fuller
-latency/throughput estimate.
+they quote. Every tokens-per-second figure is the serving estimate of tools/performance.py
+(`CardOption.performance`, through `decode_rate` and `performance_lead`): the number, its
+calibrated range and what it rests on.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from assistant.offline import composer
 from assistant.offline.composer import count, gb, precision_label, users_label, users_short
-from assistant.offline.sizing import SizingPlan, calculate, head_count_share
+from assistant.offline.sizing import Calculations, SizingPlan, calculate, head_count_share
 from assistant.offline.texts import Texts
 from assistant.offline.understanding import Understanding, load_yaml
 from tools import CardOption, SizingRequest, SizingResult, card_classes, default_engine, list_cards
@@ -25,7 +25,11 @@ from tools.calculator import ENGINE_LABELS
 from tools.cards import is_generic, resolve_card
 from tools.catalog import resolve
 from tools.errors import SizingError
+from tools.performance import basis_text, perf_text, target_text
+from tools.performance_sizing import calibrated_estimate
 from tools.reverse import GPU_COUNTS, fewest_gpus, largest_model, longest_context, smallest_card
+from tools.schemas import Band, PerformanceEstimate
+from tools.texts import number
 
 GB = 1e9
 
@@ -89,12 +93,97 @@ def request_for(plan: SizingPlan, precision: str | None = None, gpu: str | None 
         gpu=gpu,
         lang=plan.language,
         **({"gpu_memory_utilization": plan.utilization} if plan.utilization else {}),
+        **plan.workload,
     )
 
 
+def estimate_of(option: CardOption) -> PerformanceEstimate | None:
+    """The option's serving estimate where its calibration covers the hardware (GPUs in one node);
+    elsewhere the calculator's own calibrated single-stream figure stands."""
+    return calibrated_estimate(option)
+
+
 def decode_rate(option: CardOption) -> float | None:
-    """Tokens per second for one stream on this option (the calculator's bandwidth estimate)."""
-    return option.decode_tokens_per_s
+    """Tokens per second each user gets on this option under the request's load: the serving
+    estimate's best, else the calculator's single-stream figure."""
+    estimate = estimate_of(option)
+    return estimate.output_tok_s_per_user.best if estimate else option.decode_tokens_per_s
+
+
+def performance_lead(
+    question: str | None, plan: SizingPlan, calculations: Calculations, texts: Texts
+) -> list[str]:
+    """For a question about speed or latency, or a message naming a load or a target: the
+    estimate with its range and what it rests on, the verdict against the target, first. On a
+    named card that does not hold the model, the figures of the option that does."""
+    if not plan.workload and question not in ("throughput", "latency"):
+        return []
+    shown = calculations.on_card or calculations.by_class
+    result = shown[0]
+    option = composer.focus_option(result, plan)
+    lead: list[str] = []
+    if (option is None or not option.fits) and calculations.by_class:
+        result = calculations.by_class[0]
+        fallback = composer.recommended_option(result)
+        if fallback is not None and option is not None:
+            lead.append(texts.fill("lead_perf_elsewhere", card=option.label, option=fallback.label))
+        option = fallback
+    estimate = estimate_of(option) if option is not None and option.fits else None
+    if option is None or estimate is None:
+        return []
+    lang = texts.language
+
+    def band(values: Band, scale: float = 1.0) -> dict[str, str]:
+        return {
+            "best": count(round(values.best * scale), texts),
+            "low": count(round(values.low * scale), texts),
+            "high": count(round(values.high * scale), texts),
+        }
+
+    tps, ttft, total = (
+        band(estimate.output_tok_s_per_user),
+        band(estimate.ttft_ms),
+        band(estimate.output_tok_s_total),
+    )
+    users = estimate.concurrency.best
+    common = {
+        "option": option.label,
+        "users": number(users, lang, 0 if users >= 10 or users == round(users) else 1),
+        "prompt": count(estimate.input_len, texts),
+        "answer": count(estimate.output_len, texts),
+        "total": total["best"],
+        "basis": basis_text(estimate, lang),
+    }
+    if plan.service == "batch_offline":
+        docs = band(estimate.requests_per_s, 3600)
+        lead.append(
+            texts.fill(
+                "lead_documents", docs=docs["best"], docs_low=docs["low"], docs_high=docs["high"], **common
+            )
+        )
+    else:
+        lead.append(
+            texts.fill(
+                "lead_performance",
+                tps=tps["best"],
+                tps_low=tps["low"],
+                tps_high=tps["high"],
+                ttft=ttft["best"],
+                ttft_low=ttft["low"],
+                ttft_high=ttft["high"],
+                total_low=total["low"],
+                total_high=total["high"],
+                **common,
+            )
+        )
+    if estimate.saturated:  # the load needs more sequences than the memory holds
+        lead.append(perf_text("perf_queue", lang).strip())
+    elif plan.rate is not None:
+        lead.append(texts.fill("lead_rate", rate=number(plan.rate, lang, 2), users=common["users"]))
+    if estimate.meets_target is not None and estimate.target is not None:
+        key = "lead_perf_meets" if estimate.meets_target else "lead_perf_misses"
+        lead.append(texts.fill(key, target=target_text(estimate.target, lang)))
+    return [" ".join(lead)]
 
 
 def _common(result: SizingResult, option: CardOption, texts: Texts) -> dict[str, str]:

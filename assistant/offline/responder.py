@@ -164,7 +164,12 @@ class OfflineResponder:
                             words,
                             task=merged.tasks,
                             injection=reading.injection,
-                            lead=asked.sizing_lead(question, shown[0], focus, words) if shown else [],
+                            lead=(
+                                asked.performance_lead(question, plan, outcome, words)
+                                or asked.sizing_lead(question, shown[0], focus, words)
+                            )
+                            if shown
+                            else [],
                             notes=[
                                 *asked.notes(plan, reading, words),
                                 *(asked.escalation(plan, shown[0], words) if len(shown) == 1 else []),

@@ -91,6 +91,17 @@ class SizingPlan:
     language: Language
     utilization: float | None = None  # vLLM --gpu-memory-utilization; None = the calculator's default
     head_count: int | None = None  # the head count the users were derived from
+    # The serving workload the message asked about (service class, requests/s, latency targets).
+    service: str | None = None
+    rate: float | None = None
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+
+    @property
+    def workload(self) -> dict[str, object]:
+        """The SizingRequest fields of the workload that were said."""
+        said = {"service": self.service, "rate": self.rate, "ttft_ms": self.ttft_ms, "tpot_ms": self.tpot_ms}
+        return {key: value for key, value in said.items() if value is not None}
 
     def requests(self, *, on_card: bool = True) -> list[SizingRequest]:
         return [
@@ -104,6 +115,7 @@ class SizingPlan:
                 gpu=self.gpu if on_card else None,
                 lang=self.language,
                 **({"gpu_memory_utilization": self.utilization} if self.utilization else {}),
+                **self.workload,
             )
             for precision in self.precisions
         ]
@@ -140,6 +152,12 @@ def merge_slots(state: ConversationState, understanding: Understanding) -> Conve
             updates[name] = value
     if understanding.utilization is not None:
         updates["gpu_memory_utilization"] = understanding.utilization
+    for name in ("service", "rate", "ttft_ms", "tpot_ms"):
+        value = getattr(understanding, name)
+        if value is not None:
+            updates[name] = value
+    if understanding.users is not None and understanding.rate is None:
+        updates["rate"] = None  # a head count of users now sets the load, not the earlier rate
     if understanding.gpu or understanding.card_class:
         updates["gpu"] = understanding.gpu or understanding.card_class
         # Apple unified memory and CPU servers run llama.cpp (the articles), unless an engine is named.
@@ -186,7 +204,7 @@ def plan_sizing(
     if users is None and state.head_count:
         users = users_from_head_count(state.head_count)
         assumed.append("head_count")
-    elif users is None:
+    elif users is None and not state.rate:  # a rate sets the users
         assumed.append("users")
     if understanding and understanding.precision_assumed:
         assumed.append("quantized")
@@ -206,6 +224,10 @@ def plan_sizing(
         language=language,
         utilization=state.gpu_memory_utilization,
         head_count=state.head_count if "head_count" in assumed else None,
+        service=state.service,
+        rate=state.rate,
+        ttft_ms=state.ttft_ms,
+        tpot_ms=state.tpot_ms,
     )
 
 

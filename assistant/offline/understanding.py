@@ -20,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from assistant.offline.workload import WorkloadPatterns, compile_patterns, find_workload
 from assistant.schemas import Language
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -52,6 +53,11 @@ class Understanding:
     unknown_hardware: str | None = None  # hardware named that the catalog does not know, as written
     hardware_kind: str | None = None  # "apple" (unified memory) or "cpu" (no GPU)
     utilization: float | None = None  # vLLM --gpu-memory-utilization
+    # The serving workload (assistant/offline/workload.py): service class, requests/s, targets.
+    service: str | None = None
+    rate: float | None = None
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
     model_precisions: tuple[
         str | None, ...
     ] = ()  # per model (model, *other_models): the precision next to it
@@ -80,6 +86,10 @@ class Understanding:
                 self.card_class,
                 self.head_count,
                 self.utilization,
+                self.service,
+                self.rate,
+                self.ttft_ms,
+                self.tpot_ms,
             )
         )
 
@@ -166,6 +176,7 @@ class Lexicon:
     reveal_prompt: re.Pattern[str]
     injection: re.Pattern[str]
     faq_triggers: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]
+    workload: WorkloadPatterns
 
 
 def load_yaml(name: str) -> Any:
@@ -226,6 +237,7 @@ def lexicon() -> Lexicon:
         faq_triggers=tuple(
             (entry["id"], tuple(re.compile(pattern) for pattern in entry["triggers"])) for entry in faq
         ),
+        workload=compile_patterns(raw["workload"]),
     )
 
 
@@ -359,6 +371,8 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     found["budget"] = message_span(message, budget) if budget else None
     text, found["utilization"] = _find_utilization(text, lex)
     text, tensor_parallel = _find_tensor_parallel(text, lex)
+    text, load = find_workload(text, lex.workload)
+    found.update(service=load.service, rate=load.rate, ttft_ms=load.ttft_ms, tpot_ms=load.tpot_ms)
 
     text, models = _find_models(text)
     kept = [model for model in models if not model.ruled_out]

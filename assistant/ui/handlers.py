@@ -37,7 +37,7 @@ from tools.errors import InvalidInputError, SizingError
 if TYPE_CHECKING:
     from assistant.settings import Settings
     from assistant.ui.client_limits import ClientGate
-    from tools import SizingRequest, SizingResult
+    from tools import CardOption, SizingRequest, SizingResult
     from tools.hub import HubLookup
 
 log = logging.getLogger(__name__)
@@ -350,6 +350,19 @@ def _md_cell(value: str) -> str:
     return value.replace("|", "\\|").replace("\n", " ")
 
 
+def _speed_cell(option: CardOption, lang: Lang) -> str:
+    """Tokens/s each user gets under the request's load, with its calibrated range (the serving
+    estimate); the calculator's single-stream figure where the estimate's calibration does not reach."""
+    from tools.performance_sizing import calibrated_estimate
+
+    estimate = calibrated_estimate(option)
+    if estimate is not None:
+        band = estimate.output_tok_s_per_user
+        low, high = format_number(band.low, lang), format_number(band.high, lang)
+        return f"{format_number(band.best, lang)} ({low}–{high})"
+    return format_number(option.decode_tokens_per_s, lang) if option.decode_tokens_per_s else "—"
+
+
 def verdict_markdown(result: SizingResult, lang: Lang) -> str:
     """The verdict: the recommended card (or that none fits), the recommendation, every option."""
     recommended = next(
@@ -362,14 +375,14 @@ def verdict_markdown(result: SizingResult, lang: Lang) -> str:
         heading = "✗ " + text("verdict_none", lang)
     lines = [f"### {heading}", "", result.recommendation.strip(), ""]
     # The speed column only when the engine estimated one (nothing runs when nothing fits).
-    with_speed = any(option.decode_tokens_per_s for option in result.options)
+    with_speed = any(_speed_cell(option, lang) != "—" for option in result.options)
     columns = ["col_card", "col_usable", "col_fits", "col_sequences"] + (["col_decode"] if with_speed else [])
     lines.append("| " + " | ".join(text(key, lang) for key in columns) + " |")
     lines.append("|---" + "|---:" * (len(columns) - 1) + "|")
     for option in result.options:
         headroom = format_number(option.headroom_gb, lang, 1, sign=True)
         fits = f"✓ {headroom} GB" if option.fits else f"✗ {headroom} GB"
-        decode = format_number(option.decode_tokens_per_s, lang) if option.decode_tokens_per_s else "—"
+        decode = _speed_cell(option, lang)
         name = f"**{_md_cell(option.label)}**" if option is recommended else _md_cell(option.label)
         cells = [name, f"{format_number(option.usable_gb, lang, 1)} GB", fits]
         cells += [format_number(option.max_concurrent_sequences, lang)] + ([decode] if with_speed else [])

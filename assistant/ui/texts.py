@@ -113,7 +113,7 @@ TEXTS: dict[str, dict[Lang, str]] = {
     "col_usable": {"en": "Usable", "es": "Utilizable"},
     "col_fits": {"en": "Fits (headroom)", "es": "Cabe (margen)"},
     "col_sequences": {"en": "Max sequences", "es": "Secuencias máx."},
-    "col_decode": {"en": "Tokens/s (est.)", "es": "Tokens/s (est.)"},
+    "col_decode": {"en": "Tokens/s per user (range)", "es": "Tokens/s por usuario (rango)"},
     "serves": {"en": "Serves", "es": "Sirve para"},
     "catch": {"en": "The catch", "es": "La pega"},
     "caveat": {"en": "Quantization caveat", "es": "Advertencia sobre la cuantización"},
