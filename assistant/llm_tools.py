@@ -56,6 +56,8 @@ _STEP_TITLES = {
         "model": "Language model, call {what}",
         "model_tools": "asked for {what} tool call(s)",
         "model_answer": "answered",
+        "budget": "Prompt budget",
+        "trimmed": "left out to fit the context: {what}",
     },
     "es": {
         "calculate": "Calculadora: {what}",
@@ -67,6 +69,8 @@ _STEP_TITLES = {
         "model": "Modelo de lenguaje, llamada {what}",
         "model_tools": "pidió {what} llamada(s) a herramientas",
         "model_answer": "respondió",
+        "budget": "Presupuesto del prompt",
+        "trimmed": "omitido para caber en el contexto: {what}",
     },
 }
 
@@ -192,7 +196,7 @@ def build_tools(log: ToolLog, store: Any | None) -> list[BaseTool]:
                 status="done",
             )
         )
-        return json.dumps(result.model_dump(mode="json"), ensure_ascii=False)
+        return json.dumps(compact_result(result), ensure_ascii=False)
 
     def run_lookup_card_classes(card_class: str | None = None) -> str:
         classes = card_classes()
@@ -233,11 +237,7 @@ def build_tools(log: ToolLog, store: Any | None) -> list[BaseTool]:
             return "sources unavailable"
         log.record_passages(tool_call_id, passages)
         log.emit(Step(kind="search", title=title, detail=f"{len(passages)}", status="done"))
-        if not passages:
-            return "no matching article section"
-        return "\n\n".join(
-            f"[{p.title} — {p.section}] ({p.path})\n{p.text[:PASSAGE_CHARS_FOR_MODEL]}" for p in passages
-        )
+        return passages_for_model(passages)
 
     return [
         StructuredTool.from_function(
@@ -262,6 +262,49 @@ def build_tools(log: ToolLog, store: Any | None) -> list[BaseTool]:
             args_schema=SearchArticlesArgs,
         ),
     ]
+
+
+def compact_result(result: SizingResult) -> dict[str, Any]:
+    """What the model needs from a calculation, without the fields it would only echo.
+
+    The full `sizing calc --json` object is several times longer (model metadata, every
+    suggestion); three of them side by side would not fit a small local context."""
+    return {
+        "model": result.model.name,
+        "precision": result.precision,
+        "engine": result.engine,
+        "context": result.context,
+        "users": result.users,
+        "kv_dtype": result.kv_dtype,
+        "weights_gb": result.weights_gb,
+        "kv_cache_gb": result.kv_cache_gb,
+        "overhead_gb": result.overhead_gb,
+        "total_gb": result.total_gb,
+        "options": [
+            {
+                "label": option.label,
+                "fits": option.fits,
+                "headroom_gb": option.headroom_gb,
+                "max_concurrent_users": option.max_concurrent_sequences,
+            }
+            for option in result.options
+        ],
+        "recommendation": result.recommendation,
+        # The per-option lines repeat what `options` already says.
+        "arithmetic": [
+            line for line in result.arithmetic if not any(line.startswith(o.label) for o in result.options)
+        ],
+        "caveat": result.caveat,
+    }
+
+
+def passages_for_model(passages: list[Any]) -> str:
+    """Article sections as the model reads them: `[Title — Section] (path)` then the text."""
+    if not passages:
+        return "no matching article section"
+    return "\n\n".join(
+        f"[{p.title} — {p.section}] ({p.path})\n{p.text[:PASSAGE_CHARS_FOR_MODEL]}" for p in passages
+    )
 
 
 @functools.cache

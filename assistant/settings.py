@@ -68,6 +68,25 @@ class Settings(BaseSettings):
     llm_temperature: float = Field(
         default=0.0, ge=0, le=2, description="Sampling temperature for the chat model."
     )
+    llm_max_tokens: int = Field(
+        default=512,
+        ge=16,
+        le=32768,
+        description="Most tokens the model may write in one call (sent as max_tokens).",
+    )
+    llm_context_tokens: int = Field(
+        default=4096,
+        ge=1024,
+        description=(
+            "Context window the chat endpoint serves the model with. The prompt is kept within it "
+            "minus llm_max_tokens (fewer article passages, then fewer history turns), never cut by the server."
+        ),
+    )
+    llm_max_response_bytes: int = Field(
+        default=2_000_000,
+        ge=10_000,
+        description="Largest HTTP response one model call may send; a larger one is cut and answered offline.",
+    )
 
     # Web app
     host: str = Field(default="127.0.0.1", description="Address the web app binds to.")

@@ -152,6 +152,7 @@ def test_health_offline(settings: Settings) -> None:
     assert Assistant(settings, FakeStore(), None).health() == {
         "mode": "offline",
         "llm_reachable": None,
+        "llm_answering": None,
         "chroma_reachable": True,
     }
     assert Assistant(settings, FakeStore(fail=RuntimeError("x")), None).health()["chroma_reachable"] is False
