@@ -34,12 +34,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from assistant.guardrail_claims import contradicted_fact, wrong_verdict
+from assistant.guardrail_claims import contradicted_fact, unit_relation, wrong_verdict
 from assistant.guardrail_figures import AllowedFigures, card_patterns, figures, matches
 from assistant.llm_texts import every_language, llm_text
 from assistant.offline.understanding import detect_language, fold, lexicon
 from assistant.prompts import SYSTEM_PROMPT
-from tools import SizingResult
+from tools import PRECISIONS, SizingResult
 
 # A sentence sharing this many consecutive words with the system prompt is a leak.
 LEAK_WORDS = 8
@@ -50,6 +50,11 @@ LANGUAGE_WORDS = 6
 # A line shorter than this is too generic to call a repeat of an earlier block.
 STALE_MIN_CHARS = 20
 
+# Words of the trade the understanding's lexicon need not know (it reads questions, not answers).
+_SIZING_TERMS = re.compile(
+    r"\b(bytes?|parameters?|parametros?|quantiz\w*|cuantiz\w*|gib|mib|throughput|latency|latencia|"
+    r"headroom|margen|concurren\w*|batch\w*|" + "|".join(re.escape(p) for p in PRECISIONS) + r")\b"
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\s])")
 _LIST_OR_TABLE = re.compile(r"^\s*(?:[-*+|>]|\d+[.)])\s*")
 
@@ -150,12 +155,14 @@ def _reason_to_remove(
         return "prompt"
     if _is_stale(sentence, stale):
         return "stale"
-    if any(not allowed.permits(figure, sentence) for figure in figures(sentence)):
+    if contradicted_fact(sentence):
+        return "fact"
+    if not unit_relation(sentence) and any(
+        not allowed.permits(figure, sentence) for figure in figures(sentence)
+    ):
         return "figure"
     if wrong_verdict(sentence, calculations):
         return "verdict"
-    if contradicted_fact(sentence):
-        return "fact"
     return None
 
 
@@ -242,7 +249,8 @@ def _states_verdict(answer: str, result: SizingResult) -> bool:
 
 def _about_sizing(text: str) -> bool:
     """Sizing vocabulary, a checked figure or a card name: the text is about what the assistant does."""
-    if figures(text) or lexicon().sizing_words.search(fold(text)):
+    folded = fold(text)
+    if figures(text) or lexicon().sizing_words.search(folded) or _SIZING_TERMS.search(folded):
         return True
     return any(pattern.search(text) for pattern, _ in card_patterns())
 

@@ -136,9 +136,9 @@ def _judge(
     need: bool | None,
 ) -> bool | None:
     """True when the claim is wrong for this calculation, False when right, None when undecidable."""
-    if gpus is not None and need is True and cards:
+    if need is True and cards and (gpus is not None or cards[0].count > 1):
         fewest = _fewest_cards(result, cards[0])
-        return None if fewest is None else gpus != fewest
+        return None if fewest is None else (gpus or cards[0].count) != fewest
     if cards:
         options = [
             _option_on(result, card if gpus is None else NamedCard(card.card, gpus, card.is_class))
@@ -306,6 +306,11 @@ def _bits(precision: str) -> int | None:
 
 
 # ---------------------------------------------------------------------------- facts
+
+
+def unit_relation(sentence: str) -> bool:
+    """The sentence relates two memory units ("1 GiB = 1.0737 GB"): its figures are checked as a fact."""
+    return _RELATION.search(fold(sentence)) is not None
 
 
 def contradicted_fact(sentence: str) -> str | None:

@@ -9,8 +9,9 @@ sections the model read and the visitor's own message. Card capacities from the 
 count only in a sentence that is about a card.
 
 `matches(figure, allowed)` is tight: a figure with decimals must round to a produced value
-at the digits shown; a whole number may be a round figure within 2 % ("about 140 GB" for
-141.12 GB), which keeps small invented integers out ("3 GB" is not 2.68 GB).
+at the digits shown; a whole number must be the value rounded to a whole (and within 3 % of
+it, so "3 GB" is not 2.68 GB), or a round multiple of ten within 2 % ("about 140 GB" for
+141.12 GB). Small invented integers find no produced value that close.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ GIB_IN_GB = 2**30 / 1e9
 MIB_IN_GB = 2**20 / 1e9
 # Card counts a multi-GPU answer may quote a total capacity for ("2× 80 GB = 160 GB").
 CARD_COUNTS = (1, 2, 4, 8)
-# A whole number may round a produced figure by this much: "about 140 GB" for 141.12 GB.
+# A whole number rounds a produced figure to the unit, and no more than this share of it.
+WHOLE_SLACK = 0.03
+# A multiple of ten may round a produced figure by this share: "about 140 GB" for 141.12 GB.
 ROUND_SLACK = 0.02
 # "8k tokens" for 8,192 and "128K" for 131,072 are 2.4 % apart.
 K_SLACK = 0.025
@@ -179,10 +182,11 @@ class AllowedFigures:
     def permits(self, figure: Figure, sentence: str) -> bool:
         pools = [self.by_unit.get(figure.unit, set())]
         if _CARD_WORDS.search(sentence) or _names_card(sentence):
-            pools.append(self.catalog.get(figure.unit, set()))
-        if figure.unit == "GB":
-            # Many people write GB for nvidia-smi's GiB: a GB figure may be a GiB value.
-            pools += [{value / GIB_IN_GB for value in pool} for pool in list(pools)]
+            catalog = self.catalog.get(figure.unit, set())
+            pools.append(catalog)
+            if figure.unit == "GB":
+                # Many people write GB for the GiB nvidia-smi shows for a card.
+                pools.append({value / GIB_IN_GB for value in catalog})
         return any(matches(figure, value) for pool in pools for value in pool)
 
 
@@ -195,8 +199,12 @@ def matches(figure: Figure, target: float) -> bool:
         elif decimals:
             if abs(value - target) <= 0.5 * 10**-decimals * figure.scale + 1e-12:
                 return True
-        elif abs(value - target) <= max(ROUND_SLACK * abs(target), 1e-9):
-            return True
+        else:
+            gap = abs(value - target)
+            whole = gap <= 0.5 * figure.scale and gap <= WHOLE_SLACK * abs(target)
+            round_figure = value % (10 * figure.scale) < 1e-9 and gap <= ROUND_SLACK * abs(target)
+            if whole or round_figure or gap < 1e-9:
+                return True
     return False
 
 

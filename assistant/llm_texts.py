@@ -25,3 +25,7 @@ def llm_text(key: str, lang: str, **values: object) -> str:
 def every_language(key: str) -> list[str]:
     """The sentence `key` in every language, unfilled (to recognise it in a text)."""
     return list(_catalogue()[key].values())
+
+
+def has_text(key: str) -> bool:
+    return key in _catalogue()

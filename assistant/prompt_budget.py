@@ -38,6 +38,8 @@ PASSAGE_SEPARATOR = "\n\n["
 class PromptTooLargeError(LLMUnavailableError):
     """Even without history and passages the prompt does not fit the context window."""
 
+    kind = "prompt_budget"
+
 
 @dataclass
 class FittedPrompt:

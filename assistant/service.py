@@ -378,7 +378,11 @@ def text_pieces(answer: str) -> list[str]:
 
 def fault_reason(error: LLMUnavailableError, settings: Settings, words: Texts) -> str:
     """Why the model gave no answer, in the visitor's language, from the fault's kind."""
+    from assistant.llm_texts import has_text, llm_text
+
     timeout = f"{settings.llm_timeout:g}"
+    if has_text(f"fault_{error.kind}"):
+        return llm_text(f"fault_{error.kind}", words.language, context=settings.llm_context_tokens)
     reason = (
         words.mapping("llm_fault_reasons").get(error.kind)
         or words.mapping("llm_fault_reasons")["unavailable"]
