@@ -16,7 +16,9 @@ row as a whole) is removed when it
 5. states a fact the articles contradict ("a GB is 1024 MB", the wrong bits of a precision,
    the misconceptions in `data/contradicted_claims.yaml`).
 
-A paragraph with no sizing vocabulary at all is off topic and removed whole; when nothing on
+Chat-template markup a model echoes (`<tool_response>`, `<|im_end|>`) is stripped, a sentence
+the draft already said is not said again (small models loop), and a last sentence cut off by
+the token budget goes. A paragraph with no sizing vocabulary at all is off topic and removed whole; when nothing on
 topic is left, `off_topic` is set and the service shows its steering answer instead. When the
 answer is not in the visitor's language, `wrong_language` is set and the service shows the
 offline answer with a notice.
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from assistant.guardrail_claims import contradicted_fact, unit_relation, wrong_verdict
@@ -49,6 +51,10 @@ OFF_TOPIC_WORDS = 12
 LANGUAGE_WORDS = 6
 # A line shorter than this is too generic to call a repeat of an earlier block.
 STALE_MIN_CHARS = 20
+# A last sentence this long with no closing punctuation was cut off, not a sign-off ("Cheers").
+UNFINISHED_WORDS = 4
+# Role and tool tags of the common chat templates (ChatML, Hermes tool calls, Llama 3).
+_MARKUP = re.compile(r"</?(?:tool_response|tool_call|tools)>|<\|[a-z_]+\|>", re.IGNORECASE)
 
 # Words of the trade the understanding's lexicon need not know (it reads questions, not answers).
 _SIZING_TERMS = re.compile(
@@ -109,6 +115,18 @@ def check(
             drop(sentence, reason)
         return reason is None
 
+    said: set[str] = set()
+
+    def keep_once(sentence: str) -> bool:
+        normal = _normal(sentence)
+        if len(normal) >= STALE_MIN_CHARS and normal in said:
+            drop(sentence, "repeat")
+            return False
+        said.add(normal)
+        return keep(sentence)
+
+    draft_text = _without_markup(draft_text)
+    draft_text = _without_unfinished_end(draft_text, drop)
     kept_paragraphs: list[str] = []
     on_topic = False
     for paragraph in re.split(r"\n\s*\n", draft_text.strip()):
@@ -120,10 +138,10 @@ def check(
         for line in paragraph.splitlines():
             if _LIST_OR_TABLE.match(line) or line.lstrip().startswith(("#", "```")):
                 # A list item, table row or heading stands or falls as a whole.
-                if keep(line):
+                if keep_once(line):
                     kept_lines.append(line)
                 continue
-            kept = [sentence for sentence in _SENTENCE_END.split(line) if keep(sentence)]
+            kept = [sentence for sentence in _SENTENCE_END.split(line) if keep_once(sentence)]
             if kept:
                 kept_lines.append(" ".join(kept))
         if kept_lines:
@@ -184,7 +202,10 @@ def _headings() -> tuple[str, ...]:
 
 def _stale_lines(earlier: Sequence[str], calculations: Sequence[SizingResult]) -> set[str]:
     """Lines of earlier answers' calculator blocks that this turn's calculations do not produce."""
+    if not earlier:
+        return set()
     current = {_normal(text) for result in calculations for text in _texts_of(result)}
+    # The heading itself: a model that writes it is copying an earlier turn's block.
     lines: set[str] = {_normal(heading) for heading in _headings()}
     for text in earlier:
         block = text[len(strip_calculator_block(text)) :]
@@ -206,6 +227,7 @@ def _texts_of(result: SizingResult) -> list[str]:
 
 def _calculator_block(results: Sequence[SizingResult], lang: str) -> str:
     lines = [f"**{llm_text('calculator_check', lang)}**", ""]
+    shown: set[str] = set()  # a card's calculation and the class comparison share most lines
     for result in results:
         heading = (
             f"**{result.model.name} · {result.precision} · {result.context:,} {llm_text('tokens', lang)} × "
@@ -213,7 +235,8 @@ def _calculator_block(results: Sequence[SizingResult], lang: str) -> str:
             f"{result.weights_gb:g} GB, {llm_text('total', lang)} {result.total_gb:g} GB. {result.recommendation}"
         )
         lines.append(f"- {heading}")
-        lines += [f"  - {line}" for line in result.arithmetic]
+        lines += [f"  - {line}" for line in result.arithmetic if line not in shown]
+        shown.update(result.arithmetic)
     return "\n".join(lines)
 
 
@@ -242,6 +265,25 @@ def _states_verdict(answer: str, result: SizingResult) -> bool:
         names.add(option.label.split("(")[0])
         names.update(name for name in re.findall(r"[A-Za-z]+\s?\d+[A-Za-z]*", option.label))
     return any(len(_squash(name)) >= 3 and _squash(name) in squashed for name in names)
+
+
+def _without_markup(text: str) -> str:
+    """The draft without chat-template tags the model echoed."""
+    return _MARKUP.sub("", text)
+
+
+def _without_unfinished_end(text: str, drop: Callable[[str, str], None]) -> str:
+    """The draft without a last prose sentence that stops mid-way (the token budget ran out)."""
+    lines = text.rstrip().splitlines()
+    if not lines or _LIST_OR_TABLE.match(lines[-1]) or lines[-1].lstrip().startswith(("#", "```", "|")):
+        return text
+    sentences = _SENTENCE_END.split(lines[-1])
+    last = sentences[-1].rstrip()
+    if len(_words(last)) < UNFINISHED_WORDS or re.search(r"[.!?:;)\]»\"'`*…]$", last):
+        return text
+    drop(last, "unfinished")
+    lines[-1] = " ".join(sentences[:-1])
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------- topic and language

@@ -93,7 +93,7 @@ _COUNT_BEFORE = re.compile(
 _GPUS = re.compile(
     r"\b(\d+|two|three|four|eight|dos|tres|cuatro|ocho)\s*(?:x\s*)?(gpus?|cards?|tarjetas|graficas)\b"
 )
-_CAPACITY = re.compile(r"(\d+)\s*gb\b(?!\s*/)")
+_CAPACITY = re.compile(r"(?<![\d.,])(\d+)\s*gb\b(?!\s*/)")
 
 
 @dataclass(frozen=True)
@@ -284,12 +284,12 @@ def _card_with_capacity(gb: float) -> str | None:
 
 
 def _relevant(text: str, calculations: Sequence[SizingResult]) -> list[SizingResult]:
-    """The calculations a sentence is about: those at a precision it names, else all."""
+    """The calculations a sentence is about: those at a precision it names, else all. A sentence
+    about a precision nobody calculated is about none of them (it is not judged)."""
     named = _precisions_named(text)
     if not named:
         return list(calculations)
-    chosen = [r for r in calculations if r.precision in named or _bits(r.precision) in named]
-    return chosen or list(calculations)
+    return [r for r in calculations if r.precision in named or _bits(r.precision) in named]
 
 
 def _precisions_named(text: str) -> set[Any]:

@@ -228,3 +228,21 @@ def test_a_spanish_visitor_never_gets_an_english_answer(tmp_path: Path) -> None:
     assert reply.language == "es" and reply.mode == "offline"
     assert "room to spare" not in reply.answer
     assert reply.notice and "otro idioma" in reply.notice
+
+
+def test_a_looping_small_model_is_cut_to_what_it_said_once() -> None:
+    """What SmolLM2-135M wrote on the real lane: echoed template markup, a loop, a cut-off end."""
+    loop = "It is about the 16-bit quantization, and it is about the 16-bit quantization."
+    draft = f'<tool_response>\n"The weights decide the card. {loop} {loop} {loop} It is about the'
+    report = check(draft, [calc()], "en")
+    assert "<tool_response>" not in report.answer
+    assert report.answer.count(loop) == 1
+    assert not report.answer.split("\n\n")[0].endswith("It is about the")
+    assert sorted(set(report.reasons)) == ["repeat", "unfinished"]
+
+
+def test_a_claim_about_a_precision_nobody_calculated_is_not_judged() -> None:
+    """The card-class text says a 70B at 8 bits does not fit an 80GB card; quoted in a 4-bit answer it stays."""
+    result = calc(precision="int4", gpu="h100")
+    sentence = "At 8 bits a 70B does not fit on one H100."
+    assert check(sentence, [result], "en").removed == []

@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from assistant.guardrail import check
+from assistant.guardrail import check, strip_calculator_block
+from assistant.guardrail_figures import figures, matches
 from assistant.offline.understanding import detect_language
 from assistant.service import Assistant, FinalEvent, StepEvent, TextDelta, build_assistant
 from assistant.settings import Settings
@@ -91,10 +92,13 @@ def assert_holds(
     assert calculations, "a sizing question always carries the calculator's results"
     assert mode == "llm" or notice, "an offline answer in LLM mode always says why"
     if mode == "llm":
-        # Nothing wrong survived: checking the shown answer again removes and adds nothing.
-        again = check(answer, calculations, language)
+        # Nothing wrong survived: checking what the model wrote again removes nothing.
+        again = check(strip_calculator_block(answer), calculations, language)
         assert again.removed == [], list(zip(again.reasons, again.removed, strict=True))
-        assert not again.appended_figures and not again.appended_caveat
+    written = [figure for figure in figures(answer) if figure.unit == "GB"]
+    for result in calculations:
+        assert any(matches(figure, result.total_gb) for figure in written), result.total_gb
+        assert any(matches(figure, result.weights_gb) for figure in written), result.weights_gb
     for result in calculations:
         if result.below_16_bit and result.caveat:
             assert result.caveat in answer
