@@ -51,6 +51,7 @@ from assistant.errors import (
 )
 from assistant.guardrail import strip_calculator_block
 from assistant.llm_deadline import AnswerDeadline, build_http_client, run_before_deadline, too_large
+from assistant.llm_texts import llm_text
 from assistant.llm_tools import (
     ToolLog,
     build_tools,
@@ -195,8 +196,9 @@ class _RunLimits(AgentMiddleware):  # type: ignore[type-arg]
             logger.warning(
                 "prompt trimmed to fit %d tokens: %s", self.settings.llm_context_tokens, fitted.trimmed
             )
-            detail = step_title(self.log.lang, "trimmed", ", ".join(fitted.trimmed))
-            self.log.emit(Step(kind="model", title=step_title(self.log.lang, "budget"), detail=detail))
+            what = ", ".join(llm_text(f"trimmed_{item}", self.log.lang) for item in fitted.trimmed)
+            detail = llm_text("step_budget_trimmed", self.log.lang, what=what)
+            self.log.emit(Step(kind="model", title=llm_text("step_budget", self.log.lang), detail=detail))
         overrides: dict[str, Any] = {"messages": fitted.messages, "tool_choice": "auto"}
         if _is_openai_client(request.model):
             # The tool schemas go as ready-made dicts (the same the tools would convert to, every
@@ -313,13 +315,15 @@ def _premade_messages(premade: Premade, log: ToolLog) -> list[AnyMessage]:
         return []
     calls: list[dict[str, Any]] = []
     results: list[AnyMessage] = []
+    # Side by side, the arithmetic of three calculations would fill a small local context.
+    arithmetic = len(premade.calculations) == 1
     for index, made in enumerate(premade.calculations, start=1):
         call_id = f"app_calc_{index}"
         calls.append(
             {"name": "calculate_vram", "args": dict(made.arguments), "id": call_id, "type": "tool_call"}
         )
         log.record_calculation(call_id, made.result)
-        content = json.dumps(compact_result(made.result), ensure_ascii=False)
+        content = json.dumps(compact_result(made.result, arithmetic=arithmetic), ensure_ascii=False)
         results.append(ToolMessage(content=content, tool_call_id=call_id, name="calculate_vram"))
     if premade.search_query is not None:
         call_id = "app_search_1"

@@ -128,12 +128,10 @@ def check(
     draft_text = _without_markup(draft_text)
     draft_text = _without_unfinished_end(draft_text, drop)
     kept_paragraphs: list[str] = []
-    on_topic = False
     for paragraph in re.split(r"\n\s*\n", draft_text.strip()):
         if _off_topic(paragraph):
             drop(paragraph, "off_topic")
             continue
-        on_topic = on_topic or _about_sizing(paragraph)
         kept_lines: list[str] = []
         for line in paragraph.splitlines():
             if _LIST_OR_TABLE.match(line) or line.lstrip().startswith(("#", "```")):
@@ -144,9 +142,14 @@ def check(
             kept = [sentence for sentence in _SENTENCE_END.split(line) if keep_once(sentence)]
             if kept:
                 kept_lines.append(" ".join(kept))
-        if kept_lines:
-            kept_paragraphs.append("\n".join(kept_lines))
+        kept_paragraph = "\n".join(kept_lines)
+        if kept_paragraph and _off_topic(kept_paragraph):
+            # What is left once the sentences about sizing went wrong and were removed.
+            drop(kept_paragraph, "off_topic")
+        elif kept_paragraph:
+            kept_paragraphs.append(kept_paragraph)
     answer = _tidy("\n\n".join(kept_paragraphs))
+    on_topic = any(_about_sizing(paragraph) for paragraph in kept_paragraphs)
     report.off_topic = bool(draft_text.strip()) and not on_topic and not calculations
     report.wrong_language = _other_language(answer, lang)
 

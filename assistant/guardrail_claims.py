@@ -70,8 +70,9 @@ _BITS = re.compile(r"(\d+)[- ]?bits?\b")
 
 # Claims that something fits / runs / serves, in either language (the model may answer in the other one).
 _FIT_CLAIM = re.compile(
-    r"\b(fits?|fitting|runs? (?:on|in)|will run|works? on|is enough|are enough|sufficient|enough|"
-    r"cabe|caben|entra|entran|corre (?:en|sobre)|funciona en|basta|bastan|alcanza|suficiente|suficientes)\b"
+    r"\b(fits?|fitting|will run|works? on|is enough|are enough|sufficient|enough|"
+    r"cabe|caben|entra|entran|funciona en|basta|bastan|alcanza|suficiente|suficientes|"
+    r"(?:run|runs|running|ejecutar|ejecuta|ejecutarlo|correr|corre|corra)\b[^.;]{0,30}?\b(?:on|in|en|sobre))\b"
 )
 _SERVE_CLAIM = re.compile(
     r"\b(serves?|serving|handles?|supports?|holds?|can take|up to|sirve|sirven|atiende|atienden|admite|"

@@ -56,8 +56,6 @@ _STEP_TITLES = {
         "model": "Language model, call {what}",
         "model_tools": "asked for {what} tool call(s)",
         "model_answer": "answered",
-        "budget": "Prompt budget",
-        "trimmed": "left out to fit the context: {what}",
     },
     "es": {
         "calculate": "Calculadora: {what}",
@@ -69,8 +67,6 @@ _STEP_TITLES = {
         "model": "Modelo de lenguaje, llamada {what}",
         "model_tools": "pidió {what} llamada(s) a herramientas",
         "model_answer": "respondió",
-        "budget": "Presupuesto del prompt",
-        "trimmed": "omitido para caber en el contexto: {what}",
     },
 }
 
@@ -196,7 +192,9 @@ def build_tools(log: ToolLog, store: Any | None) -> list[BaseTool]:
                 status="done",
             )
         )
-        return json.dumps(compact_result(result), ensure_ascii=False)
+        # Without the arithmetic lines: a model may ask for several at once, and the guardrail
+        # shows the arithmetic itself when the answer lacks the key numbers.
+        return json.dumps(compact_result(result, arithmetic=False), ensure_ascii=False)
 
     def run_lookup_card_classes(card_class: str | None = None) -> str:
         classes = card_classes()
@@ -264,12 +262,14 @@ def build_tools(log: ToolLog, store: Any | None) -> list[BaseTool]:
     ]
 
 
-def compact_result(result: SizingResult) -> dict[str, Any]:
+def compact_result(result: SizingResult, *, arithmetic: bool = True) -> dict[str, Any]:
     """What the model needs from a calculation, without the fields it would only echo.
 
     The full `sizing calc --json` object is several times longer (model metadata, every
-    suggestion); three of them side by side would not fit a small local context."""
-    return {
+    suggestion); three of them side by side would not fit a small local context. Without
+    `arithmetic` it is half as long again: the guardrail shows the arithmetic lines itself
+    when the answer lacks the key numbers."""
+    compact = {
         "model": result.model.name,
         "precision": result.precision,
         "engine": result.engine,
@@ -296,6 +296,9 @@ def compact_result(result: SizingResult) -> dict[str, Any]:
         ],
         "caveat": result.caveat,
     }
+    if not arithmetic:
+        del compact["arithmetic"]
+    return compact
 
 
 def passages_for_model(passages: list[Any]) -> str:

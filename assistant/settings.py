@@ -75,7 +75,7 @@ class Settings(BaseSettings):
         description="Most tokens the model may write in one call (sent as max_tokens).",
     )
     llm_context_tokens: int = Field(
-        default=4096,
+        default=8192,
         ge=1024,
         description=(
             "Context window the chat endpoint serves the model with. The prompt is kept within it "

@@ -174,7 +174,7 @@ def well_behaved_model(questions: dict[str, dict[str, Any]]) -> Any:
             parts.append(
                 f"Weights {result['weights_gb']} GB, total {result['total_gb']} GB. {result['recommendation']}"
             )
-            parts += [f"- {line}" for line in result["arithmetic"]]
+            parts += [f"- {line}" for line in result.get("arithmetic", [])]
             if result.get("caveat"):
                 parts.append(result["caveat"])
         return text("\n".join(parts), chunk_chars=16)

@@ -162,25 +162,16 @@ def print_totals(rows: list[dict[str, Any]]) -> None:
 
 
 def print_token_ratio(server: Any) -> None:
-    """The prompt budget's estimate against the served model's own tokenizer, on a real prompt."""
-    from assistant.llm_tools import compact_result, tool_specs
-    from assistant.prompt_budget import BYTES_PER_TOKEN, estimate_tokens
-    from assistant.prompts import SYSTEM_PROMPT
-    from tools import SizingRequest, calculate_vram
+    """The prompt budget's estimate against the served model's own tokenizer, on real prompt parts."""
+    from assistant.prompt_budget import estimate_tokens
+    from tests.llm_real.prompt_samples import prompt_samples
 
-    results = [
-        calculate_vram(SizingRequest(model="70b", precision=p, lang="es")) for p in ("bf16", "int8", "int4")
-    ]
-    samples = {
-        "system prompt": SYSTEM_PROMPT,
-        "tool schemas": json.dumps(tool_specs()),
-        "3 calculator results (es)": json.dumps([compact_result(r) for r in results], ensure_ascii=False),
-    }
-    for name, text in samples.items():
+    print("prompt part: bytes, SmolLM2 tokens, the budget's estimate (estimate / real)")
+    for name, text in prompt_samples().items():
         real = server.tokens(text)
+        estimate = estimate_tokens(text)
         print(
-            f"{name}: {len(text.encode())} bytes, {real} tokens (SmolLM2), estimate {estimate_tokens(text)} "
-            f"({len(text.encode()) / real:.2f} bytes/token; the estimate assumes {BYTES_PER_TOKEN:g})"
+            f"  {name}: {len(text.encode())} bytes, {real} tokens, estimate {estimate} ({estimate / real:.2f})"
         )
 
 

@@ -246,3 +246,23 @@ def test_a_claim_about_a_precision_nobody_calculated_is_not_judged() -> None:
     result = calc(precision="int4", gpu="h100")
     sentence = "At 8 bits a 70B does not fit on one H100."
     assert check(sentence, [result], "en").removed == []
+
+
+def test_a_run_on_claim_in_spanish_is_a_verdict() -> None:
+    """An article's line about 4 bits, repeated in an 8-bit answer, says something false there."""
+    result = calc(precision="int8", lang="es")
+    sentence = "La cuantización permite ejecutar un modelo 70B en una tarjeta de 48GB."
+    assert check(sentence, [result], "es").reasons == ["verdict"]
+
+
+def test_checking_an_answer_again_removes_nothing() -> None:
+    """Seen on the real lane: removing the one sizing sentence of a paragraph left the rest off topic."""
+    result = calc(precision="int8", lang="es")
+    draft = (
+        "La cuantización permite ejecutar un modelo 70B en una tarjeta de 48GB. No sale gratis, pero "
+        "tampoco es un desastre: el coste es real y se puede medir. Este artículo explica dónde suele "
+        "ser inofensiva y cómo averiguarlo en su caso."
+    )
+    first = check(draft, [result], "es")
+    assert "off_topic" in first.reasons
+    assert check(first.answer, [result], "es").removed == []

@@ -141,3 +141,37 @@ def test_health_reports_an_endpoint_that_answers_but_stalls(tmp_path: Any) -> No
         assert health["llm_reachable"] is True and health["llm_answering"] is False
         assert assistant.answer(QUESTION).mode == "llm"
         assert assistant.health()["llm_answering"] is True
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+def test_sizing_ask_ends_at_the_deadline_on_a_stalling_endpoint(tmp_path: Any) -> None:
+    """The real CLI in a subprocess: its answer is the offline one, as soon as the deadline passes."""
+    import json
+    import os
+    import socket
+
+    from tests.sizing_cli import run_sizing
+
+    with socket.socket() as probe:  # no article index server: the answer goes on without sources
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    with StubOpenAI([keepalive(0.2)]) as stub:
+        env = {key: value for key, value in os.environ.items() if not key.startswith("SIZING_")}
+        env.update(
+            SIZING_DATA_DIR=str(tmp_path),
+            SIZING_CHROMA_URL=f"http://127.0.0.1:{closed}",
+            SIZING_LLM_BASE_URL=stub.url,
+            SIZING_LLM_MODEL="stub-model",
+            SIZING_LLM_TIMEOUT="3",
+        )
+        started = time.monotonic()
+        proc = run_sizing("ask", QUESTION, "--json", env=env, timeout=120)
+        elapsed = time.monotonic() - started
+        assert stub.client_gone.wait(GRACE)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    reply = json.loads(proc.stdout)
+    assert reply["mode"] == "offline" and "3 s" in reply["notice"]
+    assert reply["calculations"]
+    # Process start and imports come on top of the 3 s; a stall used to run past 75 s.
+    assert elapsed < 60

@@ -210,3 +210,11 @@ def _wait_healthy(url: str, server: subprocess.Popen[Any], timeout_s: float = 18
         except OSError:
             time.sleep(0.5)
     raise RuntimeError(f"sizing serve did not answer /healthz within {timeout_s:g} s")
+
+
+def test_the_prompt_budget_never_undercounts_the_served_tokenizer(llama: LlamaServer) -> None:
+    from assistant.prompt_budget import estimate_tokens
+    from tests.llm_real.prompt_samples import prompt_samples
+
+    for name, sample in prompt_samples().items():
+        assert estimate_tokens(sample) >= llama.tokens(sample), name
