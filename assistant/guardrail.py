@@ -16,7 +16,8 @@ row as a whole) is removed when it
 5. states a fact the articles contradict ("a GB is 1024 MB", the wrong bits of a precision,
    the misconceptions in `data/contradicted_claims.yaml`).
 
-Chat-template markup a model echoes (`<tool_response>`, `<|im_end|>`) is stripped, a sentence
+Chat-template markup and raw tool output a model echoes (`<tool_response>`, `<|im_end|>`,
+`{"model": ...}`) are stripped, a sentence
 the draft already said is not said again (small models loop), and a last sentence cut off by
 the token budget goes. A paragraph with no sizing vocabulary at all is off topic and removed whole; when nothing on
 topic is left, `off_topic` is set and the service shows its steering answer instead. When the
@@ -54,7 +55,9 @@ STALE_MIN_CHARS = 20
 # A last sentence this long with no closing punctuation was cut off, not a sign-off ("Cheers").
 UNFINISHED_WORDS = 4
 # Role and tool tags of the common chat templates (ChatML, Hermes tool calls, Llama 3).
-_MARKUP = re.compile(r"</?(?:tool_response|tool_call|tools)>|<\|[a-z_]+\|>", re.IGNORECASE)
+_MARKUP = re.compile(r"</?(?:tool_response|tool_call|tools)>?|<\|[a-z_]+\|>", re.IGNORECASE)
+# A line of raw tool output the model echoed ({"model": ..., "total_gb": ...}): not prose for a visitor.
+_TOOL_ECHO = re.compile(r'^\s*\[?\{\s*"\w+"\s*:')
 
 # Words of the trade the understanding's lexicon need not know (it reads questions, not answers).
 _SIZING_TERMS = re.compile(
@@ -125,7 +128,7 @@ def check(
         said.add(normal)
         return keep(sentence)
 
-    draft_text = _without_markup(draft_text)
+    draft_text = _without_markup(draft_text, drop)
     draft_text = _without_unfinished_end(draft_text, drop)
     kept_paragraphs: list[str] = []
     for paragraph in re.split(r"\n\s*\n", draft_text.strip()):
@@ -270,9 +273,15 @@ def _states_verdict(answer: str, result: SizingResult) -> bool:
     return any(len(_squash(name)) >= 3 and _squash(name) in squashed for name in names)
 
 
-def _without_markup(text: str) -> str:
-    """The draft without chat-template tags the model echoed."""
-    return _MARKUP.sub("", text)
+def _without_markup(text: str, drop: Callable[[str, str], None]) -> str:
+    """The draft without chat-template tags and raw tool output the model echoed."""
+    lines = []
+    for line in _MARKUP.sub("", text).splitlines():
+        if _TOOL_ECHO.match(line):
+            drop(line[:200], "tool_echo")
+        else:
+            lines.append(line)
+    return "\n".join(lines)
 
 
 def _without_unfinished_end(text: str, drop: Callable[[str, str], None]) -> str:

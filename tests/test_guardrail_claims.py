@@ -266,3 +266,13 @@ def test_checking_an_answer_again_removes_nothing() -> None:
     first = check(draft, [result], "es")
     assert "off_topic" in first.reasons
     assert check(first.answer, [result], "es").removed == []
+
+
+def test_echoed_tool_output_and_half_tags_are_not_shown() -> None:
+    """Also seen on the real lane: the calculator's JSON copied out, and a tag cut in half."""
+    result = calc()
+    draft = '<tool_response\n{"model": "70B", "precision": "int4", "total_gb": 48.33}\nThe weights decide the card.'
+    report = check(draft, [result], "en")
+    assert "tool_response" not in report.answer and '"precision"' not in report.answer
+    assert report.answer.startswith("The weights decide the card.")
+    assert report.reasons == ["tool_echo"]
