@@ -25,7 +25,13 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from assistant.offline.responder import OfflineAnswer, OfflineResponder, topic_query
+from assistant.offline.responder import (
+    SEARCH_CACHE_SECONDS,
+    SEARCH_CACHE_SIZE,
+    OfflineAnswer,
+    OfflineResponder,
+    topic_query,
+)
 from assistant.offline.sizing import Calculations, is_sizing_question, merge_slots, plan_sizing, run_plan
 from assistant.offline.texts import Texts, texts
 from assistant.offline.understanding import Understanding, understand
@@ -84,6 +90,9 @@ class Assistant:
         # How the last LLM answer ended ("answered" or the fault's kind) and when: /healthz reports
         # an endpoint that lists its models but stalls on every answer.
         self._last_llm: tuple[str, float] | None = None
+        # (topic query, language) -> (when, passages): premade answers cite by topic, as offline
+        # ones do, so a handful of queries cover them and each is embedded once in a while.
+        self._premade_found: dict[tuple[str, str], tuple[float, list[Any]]] = {}
 
     @property
     def mode(self) -> Mode:
@@ -301,12 +310,19 @@ class Assistant:
         query = topic_query(words[hint], outcome.shown)
         passages: list[Any] = []
         failed = self.store is None
-        if self.store is not None:
+        cached = self._premade_found.get((query, language))
+        if cached is not None and time.monotonic() - cached[0] < SEARCH_CACHE_SECONDS:
+            passages = cached[1]
+        elif self.store is not None:
             try:
                 passages = list(self.store.search(query, k=PREMADE_PASSAGES, lang=language))
             except Exception as error:  # any store fault: the answer goes on without sources
                 log.warning("article search failed: %s", " ".join(str(error).split()))
                 failed = True
+            else:
+                if len(self._premade_found) >= SEARCH_CACHE_SIZE:
+                    self._premade_found.clear()
+                self._premade_found[(query, language)] = (time.monotonic(), passages)
         detail = " · ".join(f"{r.model.name} {r.precision} {r.total_gb:g} GB" for r in outcome.shown)
         steps = [Step(kind="calculate", title=llm_text("step_premade", language), detail=detail)]
         premade = Premade(
