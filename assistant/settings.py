@@ -57,7 +57,12 @@ class Settings(BaseSettings):
         default=None, description="API key for the chat endpoint, if it needs one."
     )
     llm_timeout: float = Field(
-        default=30.0, gt=0, description="Seconds before an LLM call gives up and the offline answer is used."
+        default=30.0,
+        gt=0,
+        description=(
+            "Seconds one LLM answer may take in all (wall clock, whatever the endpoint sends); "
+            "then the offline answer is used."
+        ),
     )
     llm_max_steps: int = Field(
         default=6,
