@@ -1,15 +1,22 @@
 """LLM mode: a LangChain agent over any OpenAI-compatible chat endpoint.
 
-`build_chat_model(settings)` makes the `ChatOpenAI` client (Chat Completions, no retries:
-a fault falls back to the offline answer at once). `run_agent(...)` runs one visitor
-message through `langchain.agents.create_agent` with the tools of `assistant.llm_tools`
-and returns an `AgentOutcome`: the model's draft plus every calculation and article
-section the tools produced. The draft is not trusted: the service passes it through
-`assistant.guardrail.enforce` before anyone sees it.
+`build_chat_model(settings)` makes the `ChatOpenAI` client (Chat Completions, streamed, no
+retries: a fault falls back to the offline answer at once). `run_agent(...)` runs one visitor
+message through `langchain.agents.create_agent` with the tools of `assistant.llm_tools` and
+returns an `AgentOutcome`: the model's draft plus every calculation and article section the
+tools produced. The draft is not trusted: the service passes it through
+`assistant.guardrail.check` before anyone sees it.
 
-Every fault -- connection refused, HTTP 4xx/5xx, timeout, a reply that is not JSON,
-tool-call arguments that are not JSON, an endless tool-call loop -- raises
-`LLMUnavailableError` with a one-line reason, within `llm_timeout` plus a moment.
+Calculator first: the service may hand in `premade` tool results (the calculator's results
+and the article sections it found for the question). They reach the model as tool calls the
+assistant already made, so the model only writes the prose around them, and a plain sizing
+question needs one model call; the model may still call tools for what was not computed.
+
+Every fault -- connection refused, HTTP 4xx/5xx, the answer's deadline, a reply that is not
+JSON or too large, tool-call arguments that are not JSON, an endless tool-call loop, a prompt
+that cannot fit the context -- raises `LLMUnavailableError` with a one-line reason. The
+deadline is wall-clock and enforced under the HTTP client (`assistant.llm_deadline`), so
+the call returns at `llm_timeout` whatever the endpoint does.
 
 Nothing is built at import; langchain is imported here, and this module is imported only
 when LLM mode is used.
@@ -20,17 +27,17 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import openai
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.exceptions import ModelError, OutputParserException
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, HumanMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -42,8 +49,20 @@ from assistant.errors import (
     LLMTimeoutError,
     LLMUnavailableError,
 )
+from assistant.guardrail import strip_calculator_block
 from assistant.hub_client import hub_from_settings
-from assistant.llm_tools import ToolLog, build_tools, sources_of, step_title, tool_specs
+from assistant.llm_deadline import AnswerDeadline, build_http_client, run_before_deadline, too_large
+from assistant.llm_texts import llm_text
+from assistant.llm_tools import (
+    ToolLog,
+    build_tools,
+    compact_result,
+    passages_for_model,
+    sources_of,
+    step_title,
+    tool_specs,
+)
+from assistant.prompt_budget import PromptTooLargeError, fit_request
 from assistant.prompts import SYSTEM_PROMPT, context_note
 from assistant.schemas import CalculationEvent, ConversationState, Source, Step, StepEvent, TextDelta
 from assistant.settings import Settings
@@ -59,9 +78,34 @@ EventCallback = Callable[[StepEvent | CalculationEvent | TextDelta], None]
 # Local servers (vLLM, Ollama, llama.cpp, LM Studio) ignore the key, but the OpenAI client
 # refuses to start without one.
 KEYLESS_PLACEHOLDER = "not-needed"
+# OpenAI's own API refuses the old `max_tokens` next to `max_completion_tokens` for its
+# reasoning models; every other server reads `max_tokens` (Ollama reads only that one).
+OPENAI_HOST = "api.openai.com"
 
 # The conversation-state fields the model is reminded of (the five questions plus card and engine).
 REMEMBERED_SLOTS = ("model", "precision", "tasks", "context", "users", "gpu", "engine", "kv_dtype")
+
+
+@dataclass(frozen=True)
+class PremadeCalculation:
+    """A calculation the app ran before asking the model, with the arguments it used."""
+
+    arguments: dict[str, Any]
+    result: SizingResult
+
+
+@dataclass(frozen=True)
+class Premade:
+    """What the app already computed for this message; it reaches the model as tool results."""
+
+    calculations: tuple[PremadeCalculation, ...] = ()
+    search_query: str | None = None
+    passages: tuple[Any, ...] = ()
+    search_failed: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not self.calculations and self.search_query is None
 
 
 class AgentOutcome(BaseModel):
@@ -76,10 +120,17 @@ class AgentOutcome(BaseModel):
     model_calls: int = 0
     quoted_texts: list[str] = Field(
         default_factory=list,
-        description="Article sections the model read; pass to enforce(..., quoted=...) so their figures count.",
+        description="Article sections the model read; pass to check(..., quoted=...) so their figures count.",
     )
     sources_unavailable: bool = Field(default=False, description="search_articles failed during the run.")
     model_seconds: float = Field(default=0.0, description="Wall time spent inside model calls.")
+    output_tokens: int = Field(
+        default=0, description="Tokens the model generated, as the server counted them."
+    )
+    prompt_tokens_estimate: int = Field(
+        default=0, description="The largest prompt sent, estimated in tokens."
+    )
+    trimmed: list[str] = Field(default_factory=list, description="What was left out to fit the context.")
 
 
 def build_chat_model(settings: Settings) -> BaseChatModel:
@@ -89,6 +140,9 @@ def build_chat_model(settings: Settings) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
     api_key = settings.llm_api_key or SecretStr(KEYLESS_PLACEHOLDER)
+    extra_body = (
+        None if OPENAI_HOST in str(settings.llm_base_url) else {"max_tokens": settings.llm_max_tokens}
+    )
     return ChatOpenAI(
         base_url=settings.llm_base_url,
         model=str(settings.llm_model),
@@ -97,39 +151,65 @@ def build_chat_model(settings: Settings) -> BaseChatModel:
         max_retries=0,
         use_responses_api=False,
         temperature=settings.llm_temperature,
+        max_tokens=settings.llm_max_tokens,
+        extra_body=extra_body,
+        # Streamed on every path, so a stalling server is seen at the first silent chunk.
+        streaming=True,
+        stream_usage=True,
+        http_client=build_http_client(settings.llm_timeout),
     )
 
 
 class _RunLimits(AgentMiddleware):  # type: ignore[type-arg]
-    """Counts model calls, stops at the step cap and at the deadline, rejects malformed tool calls."""
+    """Counts model calls, stops at the step cap, keeps the prompt within the context, rejects
+    malformed tool calls."""
 
-    def __init__(self, log: ToolLog, max_calls: int, deadline: float, timeout: float) -> None:
+    def __init__(self, log: ToolLog, settings: Settings, deadline: AnswerDeadline) -> None:
         super().__init__()
         self.log = log
-        self.max_calls = max_calls
+        self.settings = settings
         self.deadline = deadline
-        self.timeout = timeout
         self.calls = 0
         self.model_seconds = 0.0
+        self.prompt_tokens = 0
+        self.trimmed: list[str] = []
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
-        if self.calls >= self.max_calls:
+        if self.calls >= self.settings.llm_max_steps:
             raise LLMStepLimitError(
-                f"the model was still calling tools after {self.max_calls} model calls (SIZING_LLM_MAX_STEPS)"
+                f"the model was still calling tools after {self.settings.llm_max_steps} model calls "
+                "(SIZING_LLM_MAX_STEPS)"
             )
-        remaining = self.deadline - time.monotonic()
+        remaining = self.deadline.remaining()
         if remaining <= 0:
-            raise LLMTimeoutError(f"no answer from the model within {self.timeout:g} s")
+            raise LLMTimeoutError(f"no answer from the model within {self.settings.llm_timeout:g} s")
         self.calls += 1
-        if _is_openai_client(request.model):
-            # One deadline for the whole run: each call gets only the time that is left. The tool
-            # schemas go as ready-made dicts (the same the tools would convert to, every call).
-            specs: list[BaseTool | dict[str, Any]] = [*tool_specs()]
-            request = request.override(
-                tools=specs, model_settings={**request.model_settings, "timeout": remaining}
+        specs: list[BaseTool | dict[str, Any]] = [*tool_specs()]
+        fitted = fit_request(
+            request.system_message.text if request.system_message is not None else "",
+            specs,
+            list(request.messages),
+            context_tokens=self.settings.llm_context_tokens,
+            answer_tokens=self.settings.llm_max_tokens,
+        )
+        self.prompt_tokens = max(self.prompt_tokens, fitted.tokens)
+        if fitted.trimmed:
+            self.trimmed += [item for item in fitted.trimmed if item not in self.trimmed]
+            logger.warning(
+                "prompt trimmed to fit %d tokens: %s", self.settings.llm_context_tokens, fitted.trimmed
             )
+            what = ", ".join(llm_text(f"trimmed_{item}", self.log.lang) for item in fitted.trimmed)
+            detail = llm_text("step_budget_trimmed", self.log.lang, what=what)
+            self.log.emit(Step(kind="model", title=llm_text("step_budget", self.log.lang), detail=detail))
+        overrides: dict[str, Any] = {"messages": fitted.messages, "tool_choice": "auto"}
+        if _is_openai_client(request.model):
+            # The tool schemas go as ready-made dicts (the same the tools would convert to, every
+            # call); the per-read timeout never exceeds what is left of the answer's deadline.
+            overrides["tools"] = specs
+            overrides["model_settings"] = {**request.model_settings, "timeout": remaining}
+        request = request.override(**overrides)
         title = step_title(self.log.lang, "model", self.calls)
         self.log.emit(Step(kind="model", title=title, status="running"))
         started = time.monotonic()
@@ -168,19 +248,21 @@ def run_agent(
     settings: Settings,
     on_event: EventCallback | None = None,
     lang: str | None = None,
+    premade: Premade | None = None,
 ) -> AgentOutcome:
     """Answer one visitor message with the agent. Raises LLMUnavailableError on any model fault.
 
     `lang` is the visitor's language for this message (default: the state's, else English);
     the tools answer in it and the model is told to. `on_event` receives StepEvent and
-    TextDelta objects as they happen; with it, the model is called in streaming mode.
+    TextDelta objects as they happen. `premade` holds what the app already computed; it goes
+    to the model as tool results it need not ask for again.
     """
     state = state or ConversationState()
     language = lang or state.language or "en"
-    started = time.monotonic()
-    deadline = started + settings.llm_timeout
+    premade = premade or Premade()
+    deadline = AnswerDeadline(settings.llm_timeout, settings.llm_max_response_bytes)
     log = ToolLog(lang=language, on_event=on_event)
-    limits = _RunLimits(log, settings.llm_max_steps, deadline, settings.llm_timeout)
+    limits = _RunLimits(log, settings, deadline)
     slots = {name: getattr(state, name) for name in REMEMBERED_SLOTS}
     agent = create_agent(
         chat_model,
@@ -188,31 +270,30 @@ def run_agent(
         system_prompt=f"{SYSTEM_PROMPT}\n\n{context_note(language, slots)}",
         middleware=[limits],
     )
-    inputs: Any = {"messages": [*_history_messages(state, message), HumanMessage(message)]}
+    messages: list[AnyMessage] = [
+        *_history_messages(state, message),
+        HumanMessage(message),
+        *_premade_messages(premade, log),
+    ]
+    inputs: Any = {"messages": messages}
     # Each model call and each tool turn is a graph step; the step cap stops the loop first.
-    config: Any = {
-        "recursion_limit": 4 * settings.llm_max_steps + 10,
-        "callbacks": [_TokenDeadline(deadline, settings.llm_timeout)],
-    }
+    config: Any = {"recursion_limit": 4 * settings.llm_max_steps + 10}
     try:
-        if on_event is None:
-            final_state = agent.invoke(inputs, config=config)
-        else:
-            final_state = _stream_run(agent, inputs, config, log)
+        final_state = run_before_deadline(lambda: _stream_run(agent, inputs, config, log), deadline)
     except LLMUnavailableError:
         log.closed.set()
         raise
     except Exception as error:
         log.closed.set()
         raise _as_unavailable(error, settings) from error
-    messages: list[AnyMessage] = final_state["messages"]
-    answer = messages[-1] if messages else None
+    finished: list[AnyMessage] = final_state["messages"]
+    answer = finished[-1] if finished else None
     if not isinstance(answer, AIMessage) or answer.tool_calls:
         raise LLMMalformedReplyError("the model stopped without an answer")
     text = str(answer.text).strip()
     if not text:
         raise LLMMalformedReplyError("the model sent an empty answer")
-    calculations, passages = _in_call_order(messages, log)
+    calculations, passages = _in_call_order(finished, log)
     return AgentOutcome(
         text=text,
         calculations=calculations,
@@ -222,26 +303,50 @@ def run_agent(
         quoted_texts=[passage.text for passage in passages],
         sources_unavailable=log.search_failed,
         model_seconds=limits.model_seconds,
+        output_tokens=sum(
+            m.usage_metadata["output_tokens"]
+            for m in finished
+            if isinstance(m, AIMessage) and m.usage_metadata
+        ),
+        prompt_tokens_estimate=limits.prompt_tokens,
+        trimmed=limits.trimmed,
     )
 
 
-class _TokenDeadline(BaseCallbackHandler):
-    """Stops a streamed reply at the deadline from inside the client's read loop.
-
-    A server that trickles tokens outlasts every read timeout (each gap is short); raising
-    here closes the HTTP stream at once, where stopping the graph from outside would wait
-    for the model node to finish.
-    """
-
-    raise_error = True
-
-    def __init__(self, deadline: float, timeout: float) -> None:
-        self.deadline = deadline
-        self.timeout = timeout
-
-    def on_llm_new_token(self, token: Any, **kwargs: Any) -> None:  # type: ignore[override]
-        if time.monotonic() > self.deadline:
-            raise LLMTimeoutError(f"no complete answer from the model within {self.timeout:g} s")
+def _premade_messages(premade: Premade, log: ToolLog) -> list[AnyMessage]:
+    """The app's own results as one assistant turn of tool calls and their tool messages."""
+    if premade.empty:
+        return []
+    calls: list[dict[str, Any]] = []
+    results: list[AnyMessage] = []
+    # Side by side, the arithmetic of three calculations would fill a small local context.
+    arithmetic = len(premade.calculations) == 1
+    for index, made in enumerate(premade.calculations, start=1):
+        call_id = f"app_calc_{index}"
+        calls.append(
+            {"name": "calculate_vram", "args": dict(made.arguments), "id": call_id, "type": "tool_call"}
+        )
+        log.record_calculation(call_id, made.result)
+        content = json.dumps(compact_result(made.result, arithmetic=arithmetic), ensure_ascii=False)
+        results.append(ToolMessage(content=content, tool_call_id=call_id, name="calculate_vram"))
+    if premade.search_query is not None:
+        call_id = "app_search_1"
+        calls.append(
+            {
+                "name": "search_articles",
+                "args": {"query": premade.search_query},
+                "id": call_id,
+                "type": "tool_call",
+            }
+        )
+        if premade.search_failed:
+            log.search_failed = True
+            content = "sources unavailable"
+        else:
+            log.record_passages(call_id, list(premade.passages))
+            content = passages_for_model(list(premade.passages))
+        results.append(ToolMessage(content=content, tool_call_id=call_id, name="search_articles"))
+    return [AIMessage(content="", tool_calls=calls), *results]
 
 
 def _stream_run(agent: Any, inputs: dict[str, Any], config: Any, log: ToolLog) -> dict[str, Any]:
@@ -268,15 +373,24 @@ def _stream_run(agent: Any, inputs: dict[str, Any], config: Any, log: ToolLog) -
 
 
 def _history_messages(state: ConversationState, message: str) -> list[AnyMessage]:
-    """The short history the state keeps, minus the current message if the caller already added it."""
+    """The short history the state keeps, minus the current message if the caller already added it.
+
+    Earlier answers go without their appended calculator blocks: their figures belong to that
+    turn's question, and a model that copies them into this turn would repeat stale numbers."""
     turns = list(state.history)
     if turns and turns[-1].role == "user" and turns[-1].text.strip() == message.strip():
         turns = turns[:-1]
-    return [HumanMessage(turn.text) if turn.role == "user" else AIMessage(turn.text) for turn in turns]
+    history: list[AnyMessage] = []
+    for turn in turns:
+        if turn.role == "user":
+            history.append(HumanMessage(turn.text))
+        else:
+            history.append(AIMessage(strip_calculator_block(turn.text) or "…"))
+    return history
 
 
-def _in_call_order(messages: list[AnyMessage], log: ToolLog) -> tuple[list[SizingResult], list[Any]]:
-    """The calculations and passages in the order the model asked for them, without repeats."""
+def _in_call_order(messages: Sequence[AnyMessage], log: ToolLog) -> tuple[list[SizingResult], list[Any]]:
+    """The calculations and passages in the order they were asked for, without repeats."""
     calculations: list[SizingResult] = []
     passages: list[Any] = []
     for message in messages:
@@ -296,6 +410,11 @@ def _in_call_order(messages: list[AnyMessage], log: ToolLog) -> tuple[list[Sizin
 def _as_unavailable(error: Exception, settings: Settings) -> LLMUnavailableError:
     """One typed, one-line reason for a fault from the client, the wire or the graph."""
     endpoint = settings.llm_base_url or "the LLM endpoint"
+    oversized = too_large(error)
+    if oversized is not None:
+        return oversized
+    if isinstance(error, PromptTooLargeError):
+        return LLMUnavailableError(str(error))
     if isinstance(error, openai.APITimeoutError | httpx.TimeoutException) or (
         isinstance(error, ModelError) and type(error).__name__.endswith("TimeoutError")
     ):

@@ -1,90 +1,71 @@
 """The deterministic check every LLM answer passes before a visitor sees it.
 
-`enforce(draft, calculations, lang)` returns the Markdown to show:
+`check(draft, calculations, lang, quoted=..., message=..., earlier=...)` returns a
+`GuardrailReport` whose `answer` is the Markdown to show. A sentence (a list item or table
+row as a whole) is removed when it
 
-1. Sentences that quote the system prompt are removed.
-2. Every GB/GiB figure in the draft must be one the tools produced (a calculation's
-   fields and texts, the card catalogue, the article sections in `quoted`), within
-   rounding. A sentence carrying any other figure is removed: an invented number is never
-   shown as the answer.
-3. A sentence that says something fits where the calculator says it cannot (a card or
-   capacity smaller than every total, or "it fits" when nothing fits) is removed.
-4. Each calculation's key numbers -- weights, total, the verdict of the recommended
-   option -- must be in what is left; otherwise a "calculator check" block with them
-   and the arithmetic lines is appended, in the answer's language. Below 16 bits the
-   calculator's caveat must be there too, or it is appended.
+1. quotes the system prompt;
+2. repeats a line of the calculator block appended to an earlier answer (`earlier`): those
+   figures belong to another question;
+3. carries a figure with a unit -- GB, GiB, MB, MiB, TB, GB/s, tokens, users, tok/s, ms --
+   that no tool produced within the rounding the writer shows (`assistant.guardrail_figures`:
+   the calculations, the card catalogue in a sentence about a card, the article sections the
+   model read, the visitor's own message);
+4. makes a verdict the calculator contradicts: fits / does not fit, serves / cannot serve N
+   users, needs N GPUs (`assistant.guardrail_claims`, which sizes the named card again);
+5. states a fact the articles contradict ("a GB is 1024 MB", the wrong bits of a precision,
+   the misconceptions in `data/contradicted_claims.yaml`).
 
-Works the same when the model never called the calculator: the service computes the
-calculations itself and passes them here.
+Chat-template markup and raw tool output a model echoes (`<tool_response>`, `<|im_end|>`,
+`{"model": ...}`) are stripped, a sentence
+the draft already said is not said again (small models loop), and a last sentence cut off by
+the token budget goes. A paragraph with no sizing vocabulary at all is off topic and removed whole; when nothing on
+topic is left, `off_topic` is set and the service shows its steering answer instead. When the
+answer is not in the visitor's language, `wrong_language` is set and the service shows the
+offline answer with a notice.
+
+Each calculation's key numbers -- weights, total, the verdict of the recommended option --
+must be in what is left; otherwise a "Calculator check" block with them and the arithmetic
+lines is appended, in the answer's language. Below 16 bits the calculator's caveat must be
+there too, or it is appended.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from assistant.guardrail_claims import contradicted_fact, unit_relation, wrong_verdict
+from assistant.guardrail_figures import AllowedFigures, card_patterns, figures, matches
+from assistant.llm_texts import every_language, llm_text
+from assistant.offline.understanding import detect_language, fold, lexicon
 from assistant.prompts import SYSTEM_PROMPT
-from tools import Card, SizingResult, card_classes, list_cards
+from tools import PRECISIONS, SizingResult
 
-GIB_IN_GB = 2**30 / 1e9
-# Card counts a multi-GPU answer may quote a total capacity for ("2× 80 GB = 160 GB").
-CARD_COUNTS = (1, 2, 4, 8)
-# How far a whole-number figure may sit from the tool's ("about 140 GB" for 141.12 GB).
-ROUND_FIGURE_SLACK = 0.015
 # A sentence sharing this many consecutive words with the system prompt is a leak.
 LEAK_WORDS = 8
+# A paragraph this long with no sizing word, unit, card or figure is off topic ("Sure!" is not).
+OFF_TOPIC_WORDS = 12
+# Fewer words than this say too little to tell the language.
+LANGUAGE_WORDS = 6
+# A line shorter than this is too generic to call a repeat of an earlier block.
+STALE_MIN_CHARS = 20
+# A last sentence this long with no closing punctuation was cut off, not a sign-off ("Cheers").
+UNFINISHED_WORDS = 4
+# Role and tool tags of the common chat templates (ChatML, Hermes tool calls, Llama 3).
+_MARKUP = re.compile(r"</?(?:tool_response|tool_call|tools)>?|<\|[a-z_]+\|>", re.IGNORECASE)
+# A line of raw tool output the model echoed ({"model": ..., "total_gb": ...}): not prose for a visitor.
+_TOOL_ECHO = re.compile(r'^\s*\[?\{\s*"\w+"\s*:')
 
-# A number followed by a gigabyte unit: "35.3 GB", "48GB", "1,342 GB", "79,6 GiB". Not GB/s.
-_FIGURE = re.compile(
-    r"(?<![\d.,])(\d{1,3}(?:[.,]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)\s*(GiB|GB|gigabytes?|gigas?)\b(?!\s*/\s*s|ps)",
-    re.IGNORECASE,
-)
-# Claims that something fits / runs, in either language (the model may answer in the other one).
-_FIT_CLAIM = re.compile(
-    r"\b(fits?|fitting|runs? (?:on|in)|will run|works? on|is enough|are enough|sufficient|"
-    r"cabe|caben|entra|entran|corre (?:en|sobre)|funciona en|basta|bastan|alcanza|suficiente)\b",
-    re.IGNORECASE,
-)
-# A negation within a few words before the claim: "does not fit", "won't run on", "no cabe", "not enough".
-_NEGATED_BEFORE = re.compile(
-    r"(\b(not|no|never|cannot|nor|nunca|tampoco|ni|jamás)\b|n't)(\W+\w+){0,3}\W*$", re.IGNORECASE
-)
-# "2×", "2 x", "two", "dos", "multi-GPU": the sentence is about several cards.
-_SEVERAL_CARDS = re.compile(
-    r"\b\d+\s*[x×]|\b(two|three|four|eight|dos|tres|cuatro|ocho|multi-?gpu|multi-?tarjeta)\b", re.IGNORECASE
+# Words of the trade the understanding's lexicon need not know (it reads questions, not answers).
+_SIZING_TERMS = re.compile(
+    r"\b(bytes?|parameters?|parametros?|quantiz\w*|cuantiz\w*|gib|mib|throughput|latency|latencia|"
+    r"headroom|margen|concurren\w*|batch\w*|" + "|".join(re.escape(p) for p in PRECISIONS) + r")\b"
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\s])")
 _LIST_OR_TABLE = re.compile(r"^\s*(?:[-*+|>]|\d+[.)])\s*")
-
-_TEXTS = {
-    "en": {
-        "check": "Calculator check",
-        "weights": "weights",
-        "total": "total",
-        "tokens": "tokens",
-        "users": "concurrent",
-        "arithmetic": "Arithmetic",
-    },
-    "es": {
-        "check": "Comprobación de la calculadora",
-        "weights": "pesos",
-        "total": "total",
-        "tokens": "tokens",
-        "users": "concurrentes",
-        "arithmetic": "Aritmética",
-    },
-}
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A GB/GiB figure as written, with the values it can mean (a "1.342" may be 1.342 or 1342)."""
-
-    text: str
-    values: tuple[tuple[float, int], ...]  # (value, decimals shown)
-    gib: bool
 
 
 @dataclass
@@ -93,237 +74,185 @@ class GuardrailReport:
 
     answer: str
     removed: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)  # one per removed entry: prompt, stale, figure...
     appended_figures: bool = False
     appended_caveat: bool = False
+    off_topic: bool = False
+    wrong_language: bool = False
 
 
 def enforce(
-    draft_text: str, calculations: Sequence[SizingResult], lang: str, *, quoted: Iterable[str] = ()
+    draft_text: str,
+    calculations: Sequence[SizingResult],
+    lang: str,
+    *,
+    quoted: Iterable[str] = (),
+    message: str = "",
+    earlier: Sequence[str] = (),
 ) -> str:
     """The answer to show: the draft with unverified figures and claims removed and the key numbers ensured."""
-    return check(draft_text, calculations, lang, quoted=quoted).answer
+    return check(draft_text, calculations, lang, quoted=quoted, message=message, earlier=earlier).answer
 
 
 def check(
-    draft_text: str, calculations: Sequence[SizingResult], lang: str, *, quoted: Iterable[str] = ()
+    draft_text: str,
+    calculations: Sequence[SizingResult],
+    lang: str,
+    *,
+    quoted: Iterable[str] = (),
+    message: str = "",
+    earlier: Sequence[str] = (),
 ) -> GuardrailReport:
-    """`enforce`, also saying what was removed and appended."""
-    texts = _TEXTS.get(lang, _TEXTS["en"])
-    allowed_gb, allowed_gib = _allowed_figures(calculations, quoted)
-    capacities = _catalog_capacities()
-    smallest_total = min((result.total_gb for result in calculations), default=None)
-    nothing_fits = bool(calculations) and not any(
-        option.fits for result in calculations for option in result.options
-    )
-    removed: list[str] = []
+    """`enforce`, also saying what was removed and appended, and whether the draft is usable at all."""
+    allowed = AllowedFigures.of(calculations, quoted, message)
+    stale = _stale_lines(earlier, calculations)
+    report = GuardrailReport(answer="")
+
+    def drop(text: str, reason: str) -> None:
+        report.removed.append(text.strip())
+        report.reasons.append(reason)
 
     def keep(sentence: str) -> bool:
-        reason = None
-        if _quotes_prompt(sentence):
-            reason = "prompt"
-        elif any(
-            not _verified(figure, *_with_named_cards(sentence, allowed_gb, allowed_gib))
-            for figure in _figures(sentence)
-        ):
-            reason = "figure"
-        elif calculations and _claims_impossible_fit(sentence, smallest_total, nothing_fits, capacities):
-            reason = "verdict"
+        reason = _reason_to_remove(sentence, calculations, allowed, stale)
         if reason is not None:
-            removed.append(sentence.strip())
+            drop(sentence, reason)
         return reason is None
 
-    kept_lines: list[str] = []
-    for line in draft_text.strip().splitlines():
-        if _LIST_OR_TABLE.match(line) or line.lstrip().startswith(("#", "```")):
-            # A list item, table row or heading stands or falls as a whole.
-            if keep(line):
-                kept_lines.append(line)
-            continue
-        sentences = _SENTENCE_END.split(line)
-        kept = [sentence for sentence in sentences if keep(sentence)]
-        if kept or not line.strip():
-            kept_lines.append(" ".join(kept))
-    answer = _tidy("\n".join(kept_lines))
+    said: set[str] = set()
 
-    report = GuardrailReport(answer=answer, removed=removed)
+    def keep_once(sentence: str) -> bool:
+        normal = _normal(sentence)
+        if len(normal) >= STALE_MIN_CHARS and normal in said:
+            drop(sentence, "repeat")
+            return False
+        said.add(normal)
+        return keep(sentence)
+
+    draft_text = _without_markup(draft_text, drop)
+    draft_text = _without_unfinished_end(draft_text, drop)
+    kept_paragraphs: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", draft_text.strip()):
+        if _off_topic(paragraph):
+            drop(paragraph, "off_topic")
+            continue
+        kept_lines: list[str] = []
+        for line in paragraph.splitlines():
+            if _LIST_OR_TABLE.match(line) or line.lstrip().startswith(("#", "```")):
+                # A list item, table row or heading stands or falls as a whole.
+                if keep_once(line):
+                    kept_lines.append(line)
+                continue
+            kept = [sentence for sentence in _SENTENCE_END.split(line) if keep_once(sentence)]
+            if kept:
+                kept_lines.append(" ".join(kept))
+        kept_paragraph = "\n".join(kept_lines)
+        if kept_paragraph and _off_topic(kept_paragraph):
+            # What is left once the sentences about sizing went wrong and were removed.
+            drop(kept_paragraph, "off_topic")
+        elif kept_paragraph:
+            kept_paragraphs.append(kept_paragraph)
+    answer = _tidy("\n\n".join(kept_paragraphs))
+    on_topic = any(_about_sizing(paragraph) for paragraph in kept_paragraphs)
+    report.off_topic = bool(draft_text.strip()) and not on_topic and not calculations
+    report.wrong_language = _other_language(answer, lang)
+
     missing = [result for result in calculations if not _states_key_numbers(answer, result)]
     blocks: list[str] = []
     if missing:
-        blocks.append(_calculator_block(missing, texts))
+        blocks.append(_calculator_block(missing, lang))
         report.appended_figures = True
     caveats = [result.caveat for result in calculations if result.below_16_bit and result.caveat]
     missing_caveats = [c for c in dict.fromkeys(caveats) if _normal(c) not in _normal(answer)]
     if missing_caveats:
         blocks.append("\n".join(f"> {caveat}" for caveat in missing_caveats))
         report.appended_caveat = True
-    if blocks:
-        report.answer = "\n\n".join(part for part in (answer, *blocks) if part)
+    report.answer = "\n\n".join(part for part in (answer, *blocks) if part)
     return report
 
 
-# ---------------------------------------------------------------------------- figures
+def _reason_to_remove(
+    sentence: str, calculations: Sequence[SizingResult], allowed: AllowedFigures, stale: set[str]
+) -> str | None:
+    if not sentence.strip():
+        return None
+    if _quotes_prompt(sentence):
+        return "prompt"
+    if _is_stale(sentence, stale):
+        return "stale"
+    if contradicted_fact(sentence):
+        return "fact"
+    if not unit_relation(sentence) and any(
+        not allowed.permits(figure, sentence) for figure in figures(sentence)
+    ):
+        return "figure"
+    if wrong_verdict(sentence, calculations):
+        return "verdict"
+    return None
 
 
-def _figures(text: str) -> list[Figure]:
-    return [
-        Figure(match.group(0), _readings(match.group(1)), match.group(2).lower() == "gib")
-        for match in _FIGURE.finditer(text)
-    ]
+# ---------------------------------------------------------------------------- the calculator block
 
 
-def _readings(number: str) -> tuple[tuple[float, int], ...]:
-    """Every value a written number can stand for, with the decimals it shows."""
-    separators = [char for char in number if char in ".,"]
-    if not separators:
-        return ((float(number), 0),)
-    if len(set(separators)) == 2:  # "1,342.5" or "1.342,5": the last separator is the decimal one
-        cut = max(number.rfind("."), number.rfind(","))
-        whole = number[:cut].replace(".", "").replace(",", "")
-        fraction = number[cut + 1 :]
-        return ((float(f"{whole}.{fraction}"), len(fraction)),)
-    parts = re.split(r"[.,]", number)
-    if len(parts) > 2:  # "1.342.000": thousands only
-        return ((float("".join(parts)), 0),)
-    whole, fraction = parts
-    readings = [(float(f"{whole}.{fraction}"), len(fraction))]
-    if len(fraction) == 3 and whole != "0":  # "1.342" is 1342 in Spanish, 1.342 in English
-        readings.append((float(whole + fraction), 0))
-    return tuple(readings)
-
-
-def _close(value: float, decimals: int, target: float) -> bool:
-    """Equal within the rounding the writer used; a whole number may also be a round "about 140 GB"."""
-    if decimals:
-        return abs(value - target) <= 0.6 * 10**-decimals
-    return abs(value - target) <= max(0.6, ROUND_FIGURE_SLACK * abs(target))
-
-
-def _verified(figure: Figure, allowed_gb: set[float], allowed_gib: set[float]) -> bool:
-    for value, decimals in figure.values:
-        if figure.gib:
-            if any(_close(value, decimals, a) for a in allowed_gib):
-                return True
-            if any(_close(value * GIB_IN_GB, decimals, a) for a in allowed_gb):
-                return True
-        # Many people write GB for nvidia-smi's GiB, so a GB figure may match either.
-        elif any(_close(value, decimals, a) for a in allowed_gb | allowed_gib):
-            return True
-    return False
-
-
-def _allowed_figures(
-    calculations: Sequence[SizingResult], quoted: Iterable[str]
-) -> tuple[set[float], set[float]]:
-    """(GB, GiB) figures the tools produced: calculation fields and texts, card catalogue, articles."""
-    catalog_gb, catalog_gib = _catalog_figures()
-    allowed_gb, allowed_gib = set(catalog_gb), set(catalog_gib)
-    texts: list[str] = list(quoted)
-    for result in calculations:
-        allowed_gb.update(
-            abs(value)
-            for value in (result.weights_gb, result.kv_cache_gb, result.overhead_gb, result.total_gb)
-        )
-        texts += [result.recommendation, *result.arithmetic, *result.suggestions, result.caveat or ""]
-        for option in result.options:
-            allowed_gb.update((option.usable_gb, abs(option.headroom_gb)))
-            texts += [option.label, option.serves, option.catch]
-    for text in texts:
-        for figure in _figures(text):
-            for value, _decimals in figure.values:
-                (allowed_gib if figure.gib else allowed_gb).add(value)
-    return allowed_gb, allowed_gib
-
-
-@functools.cache
-def _catalog_figures() -> tuple[frozenset[float], frozenset[float]]:
-    """Card and card-class memory in GB and GiB, marketing and usable, times the usual card counts."""
-    gb: set[float] = set()
-    gib: set[float] = set()
-    # The lineup the sizing proposes; the cards people own count only where a sentence names them.
-    for card in (card for card in list_cards() if card.suggested):
-        _add_card_figures(card, gb, gib)
-    for card_class in card_classes():
-        gb.add(card_class.usable_gb)
-        for figure in _figures(card_class.label):
-            gb.update(value for value, _ in figure.values)
-    return frozenset(gb), frozenset(gib)
-
-
-def _add_card_figures(card: Card, gb: set[float], gib: set[float]) -> None:
-    for count in CARD_COUNTS:
-        gb.update(count * value for value in (card.usable_gb, card.memory_mib * 2**20 / 1e9))
-        gib.add(count * card.memory_mib / 1024)
-        for figure in _figures(f"{card.marketing} {card.name}"):
-            gb.update(count * value for value, _ in figure.values)
-
-
-def _with_named_cards(sentence: str, gb: set[float], gib: set[float]) -> tuple[set[float], set[float]]:
-    """The allowed figures plus those of every catalogue card the sentence names."""
-    named = [card for card in list_cards() if not card.suggested and _names_card(sentence, card)]
-    if not named:
-        return gb, gib
-    more_gb, more_gib = set(gb), set(gib)
-    for card in named:
-        _add_card_figures(card, more_gb, more_gib)
-    return more_gb, more_gib
-
-
-def _names_card(sentence: str, card: Card) -> bool:
-    return any(
-        len(name) >= 3 and re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", sentence, re.IGNORECASE)
-        for name in (card.name, *card.aliases)
+def strip_calculator_block(text: str) -> str:
+    """An earlier answer without the calculator block the guardrail appended to it."""
+    cut = min(
+        (text.find(f"**{heading}**") for heading in _headings() if f"**{heading}**" in text), default=-1
     )
+    return text[:cut].rstrip() if cut >= 0 else text
 
 
 @functools.cache
-def _catalog_capacities() -> tuple[tuple[re.Pattern[str], float], ...]:
-    """(a pattern naming one card, its marketing capacity in GB) for every card in the catalogue."""
-    capacities = []
-    for card in list_cards():
-        marketing = [value for figure in _figures(card.marketing) for value, _ in figure.values]
-        capacity = marketing[0] if marketing else card.memory_mib * 2**20 / 1e9
-        for name in {card.name, *card.aliases}:
-            if len(name) >= 3:
-                pattern = re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", re.IGNORECASE)
-                capacities.append((pattern, capacity))
-    return tuple(capacities)
+def _headings() -> tuple[str, ...]:
+    return tuple(every_language("calculator_check"))
 
 
-# ---------------------------------------------------------------------------- claims
+def _stale_lines(earlier: Sequence[str], calculations: Sequence[SizingResult]) -> set[str]:
+    """Lines of earlier answers' calculator blocks that this turn's calculations do not produce."""
+    if not earlier:
+        return set()
+    current = {_normal(text) for result in calculations for text in _texts_of(result)}
+    # The heading itself: a model that writes it is copying an earlier turn's block.
+    lines: set[str] = {_normal(heading) for heading in _headings()}
+    for text in earlier:
+        block = text[len(strip_calculator_block(text)) :]
+        for line in block.splitlines():
+            normal = _normal(re.sub(r"^\s*[-*>]\s*", "", line))
+            if len(normal) >= STALE_MIN_CHARS and normal not in current:
+                lines.add(normal)
+    return lines
 
 
-def _claims_impossible_fit(
-    sentence: str,
-    smallest_total: float | None,
-    nothing_fits: bool,
-    capacities: tuple[tuple[re.Pattern[str], float], ...],
-) -> bool:
-    """A plain "fits" claim the calculator contradicts for every calculation it made."""
-    if not any(not negated for negated in _fit_claims(sentence)) or _SEVERAL_CARDS.search(sentence):
-        return False
-    named = [capacity for pattern, capacity in capacities if pattern.search(sentence)]
-    catalog_gb, _ = _catalog_figures()
-    named += [
-        value
-        for figure in _figures(sentence)
-        for value, decimals in figure.values
-        if any(_close(value, decimals, c) for c in catalog_gb)
-    ]
-    if named:
-        return smallest_total is not None and max(named) < smallest_total
-    return nothing_fits
+def _is_stale(sentence: str, stale: set[str]) -> bool:
+    normal = _normal(sentence)
+    return any(line and line in normal for line in stale)
 
 
-def _fit_claims(text: str) -> list[bool]:
-    """One entry per "fits"-like claim in `text`: whether it is negated."""
-    return [bool(_NEGATED_BEFORE.search(text[: match.start()])) for match in _FIT_CLAIM.finditer(text)]
+def _texts_of(result: SizingResult) -> list[str]:
+    return [result.recommendation, *result.arithmetic, result.caveat or ""]
+
+
+def _calculator_block(results: Sequence[SizingResult], lang: str) -> str:
+    lines = [f"**{llm_text('calculator_check', lang)}**", ""]
+    shown: set[str] = set()  # a card's calculation and the class comparison share most lines
+    for result in results:
+        heading = (
+            f"**{result.model.name} · {result.precision} · {result.context:,} {llm_text('tokens', lang)} × "
+            f"{result.users} {llm_text('concurrent', lang)}** — {llm_text('weights', lang)} "
+            f"{result.weights_gb:g} GB, {llm_text('total', lang)} {result.total_gb:g} GB. {result.recommendation}"
+        )
+        lines.append(f"- {heading}")
+        lines += [f"  - {line}" for line in result.arithmetic if line not in shown]
+        shown.update(result.arithmetic)
+    return "\n".join(lines)
 
 
 def _states_key_numbers(answer: str, result: SizingResult) -> bool:
     """The answer gives this calculation's weights, total and the recommended option's verdict."""
-    written = [value for figure in _figures(answer) for value in figure.values if not figure.gib]
+    written = [
+        figure for figure in figures(answer) if figure.unit == "GB" and "gib" not in figure.text.lower()
+    ]
     for target in (result.weights_gb, result.total_gb):
-        if not any(_close(value, decimals, target) for value, decimals in written):
+        if not any(matches(figure, target) for figure in written):
             return False
     return _states_verdict(answer, result)
 
@@ -331,7 +260,7 @@ def _states_key_numbers(answer: str, result: SizingResult) -> bool:
 def _states_verdict(answer: str, result: SizingResult) -> bool:
     squashed = _squash(answer)
     if result.recommended is None:
-        return any(negated for negated in _fit_claims(answer))
+        return bool(re.search(r"\b(not|no|never|cannot|nunca)\b|n't", answer.lower()))
     # "l40s:2" recommends the option whose card is "l40s"; failing a match, the first that fits.
     wanted = {result.recommended, result.recommended.split(":")[0]}
     option = next((o for o in result.options if {o.card_class, o.card} & wanted), None) or next(
@@ -344,17 +273,53 @@ def _states_verdict(answer: str, result: SizingResult) -> bool:
     return any(len(_squash(name)) >= 3 and _squash(name) in squashed for name in names)
 
 
-def _calculator_block(results: Sequence[SizingResult], texts: dict[str, str]) -> str:
-    lines = [f"**{texts['check']}**", ""]
-    for result in results:
-        heading = (
-            f"**{result.model.name} · {result.precision} · {result.context:,} {texts['tokens']} × "
-            f"{result.users} {texts['users']}** — {texts['weights']} {result.weights_gb:g} GB, "
-            f"{texts['total']} {result.total_gb:g} GB. {result.recommendation}"
-        )
-        lines.append(f"- {heading}")
-        lines += [f"  - {line}" for line in result.arithmetic]
+def _without_markup(text: str, drop: Callable[[str, str], None]) -> str:
+    """The draft without chat-template tags and raw tool output the model echoed."""
+    lines = []
+    for line in _MARKUP.sub("", text).splitlines():
+        if _TOOL_ECHO.match(line):
+            drop(line[:200], "tool_echo")
+        else:
+            lines.append(line)
     return "\n".join(lines)
+
+
+def _without_unfinished_end(text: str, drop: Callable[[str, str], None]) -> str:
+    """The draft without a last prose sentence that stops mid-way (the token budget ran out)."""
+    lines = text.rstrip().splitlines()
+    if not lines or _LIST_OR_TABLE.match(lines[-1]) or lines[-1].lstrip().startswith(("#", "```", "|")):
+        return text
+    sentences = _SENTENCE_END.split(lines[-1])
+    last = sentences[-1].rstrip()
+    if len(_words(last)) < UNFINISHED_WORDS or re.search(r"[.!?:;)\]»\"'`*…]$", last):
+        return text
+    drop(last, "unfinished")
+    lines[-1] = " ".join(sentences[:-1])
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- topic and language
+
+
+def _about_sizing(text: str) -> bool:
+    """Sizing vocabulary, a checked figure or a card name: the text is about what the assistant does."""
+    folded = fold(text)
+    if figures(text) or lexicon().sizing_words.search(folded) or _SIZING_TERMS.search(folded):
+        return True
+    return any(pattern.search(text) for pattern, _ in card_patterns())
+
+
+def _off_topic(paragraph: str) -> bool:
+    return len(_words(paragraph)) >= OFF_TOPIC_WORDS and not _about_sizing(paragraph)
+
+
+def _other_language(answer: str, lang: str) -> bool:
+    """The answer is confidently in a language other than the visitor's."""
+    prose = "\n".join(line for line in answer.splitlines() if not _LIST_OR_TABLE.match(line))
+    if len(_words(prose)) < LANGUAGE_WORDS:
+        return False
+    detected, confident = detect_language(prose, lang)  # type: ignore[arg-type]
+    return confident and detected != lang
 
 
 # ---------------------------------------------------------------------------- leaks and text

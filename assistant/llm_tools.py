@@ -199,7 +199,9 @@ def build_tools(log: ToolLog, store: Any | None, hub: HubLookup | None = None) -
                 status="done",
             )
         )
-        return json.dumps(result.model_dump(mode="json"), ensure_ascii=False)
+        # Without the arithmetic lines: a model may ask for several at once, and the guardrail
+        # shows the arithmetic itself when the answer lacks the key numbers.
+        return json.dumps(compact_result(result, arithmetic=False), ensure_ascii=False)
 
     def run_lookup_card_classes(card_class: str | None = None) -> str:
         classes = card_classes()
@@ -240,11 +242,7 @@ def build_tools(log: ToolLog, store: Any | None, hub: HubLookup | None = None) -
             return "sources unavailable"
         log.record_passages(tool_call_id, passages)
         log.emit(Step(kind="search", title=title, detail=f"{len(passages)}", status="done"))
-        if not passages:
-            return "no matching article section"
-        return "\n\n".join(
-            f"[{p.title} — {p.section}] ({p.path})\n{p.text[:PASSAGE_CHARS_FOR_MODEL]}" for p in passages
-        )
+        return passages_for_model(passages)
 
     return [
         StructuredTool.from_function(
@@ -270,6 +268,54 @@ def build_tools(log: ToolLog, store: Any | None, hub: HubLookup | None = None) -
         ),
         *_reverse_tools(log),
     ]
+
+
+def compact_result(result: SizingResult, *, arithmetic: bool = True) -> dict[str, Any]:
+    """What the model needs from a calculation, without the fields it would only echo.
+
+    The full `sizing calc --json` object is several times longer (model metadata, every
+    suggestion); three of them side by side would not fit a small local context. Without
+    `arithmetic` it is half as long again: the guardrail shows the arithmetic lines itself
+    when the answer lacks the key numbers."""
+    compact = {
+        "model": result.model.name,
+        "precision": result.precision,
+        "engine": result.engine,
+        "context": result.context,
+        "users": result.users,
+        "kv_dtype": result.kv_dtype,
+        "weights_gb": result.weights_gb,
+        "kv_cache_gb": result.kv_cache_gb,
+        "overhead_gb": result.overhead_gb,
+        "total_gb": result.total_gb,
+        "options": [
+            {
+                "label": option.label,
+                "fits": option.fits,
+                "headroom_gb": option.headroom_gb,
+                "max_concurrent_users": option.max_concurrent_sequences,
+            }
+            for option in result.options
+        ],
+        "recommendation": result.recommendation,
+        # The per-option lines repeat what `options` already says.
+        "arithmetic": [
+            line for line in result.arithmetic if not any(line.startswith(o.label) for o in result.options)
+        ],
+        "caveat": result.caveat,
+    }
+    if not arithmetic:
+        del compact["arithmetic"]
+    return compact
+
+
+def passages_for_model(passages: list[Any]) -> str:
+    """Article sections as the model reads them: `[Title — Section] (path)` then the text."""
+    if not passages:
+        return "no matching article section"
+    return "\n\n".join(
+        f"[{p.title} — {p.section}] ({p.path})\n{p.text[:PASSAGE_CHARS_FOR_MODEL]}" for p in passages
+    )
 
 
 @functools.cache

@@ -8,6 +8,11 @@
 The web app and `sizing ask` / `sizing chat` use only this module. LLM mode runs the agent
 (`assistant.agent`) and checks its draft with the guardrail; any model fault falls back to
 the offline answer (`assistant.offline`) with a one-line notice. Nothing is built at import.
+
+Calculator first: for a sizing question the service understands the request itself, runs the
+calculator and the article search, and hands the results to the agent as tool results it
+already has, so the model only writes the prose. The guardrail then checks every figure and
+verdict; a draft in the wrong language or off topic is replaced by the offline answer.
 """
 
 from __future__ import annotations
@@ -16,11 +21,18 @@ import logging
 import queue
 import re
 import threading
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from assistant.offline.responder import OfflineAnswer, OfflineResponder
-from assistant.offline.sizing import is_sizing_question, merge_slots, plan_sizing, run_plan
+from assistant.offline.responder import (
+    SEARCH_CACHE_SECONDS,
+    SEARCH_CACHE_SIZE,
+    OfflineAnswer,
+    OfflineResponder,
+    topic_query,
+)
+from assistant.offline.sizing import Calculations, is_sizing_question, merge_slots, plan_sizing, run_plan
 from assistant.offline.texts import Texts, texts
 from assistant.offline.understanding import Understanding, understand
 from assistant.schemas import (
@@ -41,6 +53,7 @@ from tools import SizingResult
 from tools.errors import SizingError
 
 if TYPE_CHECKING:
+    from assistant.agent import Premade
     from assistant.errors import LLMUnavailableError
     from assistant.settings import Settings
     from knowledge import ArticleSearch
@@ -64,6 +77,8 @@ log = logging.getLogger("sizing.assistant")
 
 # Seconds a health check waits for the LLM endpoint's model list.
 HEALTH_TIMEOUT_S = 5.0
+# Article sections the app retrieves for the model before the first call.
+PREMADE_PASSAGES = 3
 
 
 class Assistant:
@@ -75,6 +90,12 @@ class Assistant:
         self.store = store
         self.chat_model = chat_model
         self.offline = OfflineResponder(store)
+        # How the last LLM answer ended ("answered" or the fault's kind) and when: /healthz reports
+        # an endpoint that lists its models but stalls on every answer.
+        self._last_llm: tuple[str, float] | None = None
+        # (topic query, language) -> (when, passages): premade answers cite by topic, as offline
+        # ones do, so a handful of queries cover them and each is embedded once in a while.
+        self._premade_found: dict[tuple[str, str], tuple[float, list[Any]]] = {}
 
     @property
     def mode(self) -> Mode:
@@ -174,14 +195,21 @@ class Assistant:
         fallback_steps: list[Step],
         on_event: Any | None,
     ) -> Reply | None:
-        """The checked LLM answer, or None after a model fault (the notice and a step say why)."""
+        """The checked LLM answer, or None when the offline answer is to be shown instead (a model
+        fault, or a draft in another language or off topic; the notice and a step say why)."""
         from assistant.agent import run_agent
         from assistant.errors import LLMUnavailableError
-        from assistant.guardrail import enforce
+        from assistant.guardrail import check
+        from assistant.llm_texts import llm_text
 
         language = reading.language
         words = texts(language)
         merged = merge_slots(state, reading).model_copy(update={"language": language})
+        sizing = is_sizing_question(reading, merged)
+        premade, premade_steps = self._premade(merged, language, reading, sizing)
+        for step in premade_steps:  # after a fault the offline answer shows its own calculation
+            if on_event:
+                on_event(StepEvent(step=step))
         try:
             outcome = run_agent(
                 self.chat_model,  # type: ignore[arg-type]
@@ -191,8 +219,10 @@ class Assistant:
                 settings=self.settings,
                 on_event=on_event,
                 lang=language,
+                premade=premade,
             )
         except LLMUnavailableError as error:
+            self._last_llm = (error.kind, time.monotonic())
             log.warning("LLM unavailable, answering offline: %s", error)
             reason = fault_reason(error, self.settings, words)
             notices.append(words.fill("notice_llm_fallback", reason=reason))
@@ -202,9 +232,9 @@ class Assistant:
             if on_event:
                 on_event(StepEvent(step=step))
             return None
-        steps = list(outcome.steps)
+        self._last_llm = ("answered", time.monotonic())
+        steps = [*premade_steps, *outcome.steps]
         calculations: list[SizingResult] = list(outcome.calculations)
-        sizing = is_sizing_question(reading, merged)
         if not calculations and sizing:
             calculations = self._calculate_for(merged, language, reading)
             if calculations:
@@ -214,11 +244,30 @@ class Assistant:
                 steps.append(step)
                 if on_event:
                     on_event(StepEvent(step=step))
-        answer = enforce(outcome.text, calculations, language, quoted=outcome.quoted_texts)
+        earlier = [turn.text for turn in state.history if turn.role == "assistant"]
+        report = check(
+            outcome.text, calculations, language, quoted=outcome.quoted_texts, message=text, earlier=earlier
+        )
+        removed = ", ".join(dict.fromkeys(report.reasons))
+        detail = (
+            llm_text("step_guardrail_removed", language, count=len(report.removed), reasons=removed)
+            if report.removed
+            else llm_text("step_guardrail_clean", language)
+        )
+        guard_step = Step(kind="guardrail", title=llm_text("step_guardrail", language), detail=detail)
+        if on_event:
+            on_event(StepEvent(step=guard_step))
+        if report.wrong_language or report.off_topic:
+            key = "notice_wrong_language" if report.wrong_language else "notice_off_topic"
+            notices.append(llm_text(key, language))
+            fallback_steps.append(guard_step.model_copy(update={"status": "error"}))
+            log.info("LLM draft replaced by the offline answer (%s)", key)
+            return None
+        steps.append(guard_step)
         if outcome.sources_unavailable:
             notices.append(words["notice_sources_unavailable"])
         return Reply(
-            answer=answer,
+            answer=report.answer,
             language=language,
             mode="llm",
             notice=" ".join(notices) or None,
@@ -228,6 +277,63 @@ class Assistant:
             state=merged,
             steps=steps,
         )
+
+    def _premade(
+        self, state: ConversationState, language: Language, reading: Understanding, sizing: bool
+    ) -> tuple[Premade | None, list[Step]]:
+        """The calculations and article sections for a sizing question, before the model is asked."""
+        from assistant.agent import Premade, PremadeCalculation
+        from assistant.llm_texts import llm_text
+
+        if not sizing:
+            return None, []
+        plan = plan_sizing(state, language, reading)
+        if plan is None:
+            return None, []
+        try:
+            outcome: Calculations = run_plan(plan)
+        except SizingError as error:
+            # The model hears the visitor and may ask again or call the calculator itself.
+            log.info("no premade calculation: %s", error)
+            return None, []
+        made = []
+        requests = [*(plan.requests() if plan.gpu else []), *plan.requests(on_card=False)]
+        for request, result in zip(requests, outcome.shown, strict=True):
+            arguments = {
+                "model": request.model,
+                "precision": request.precision,
+                "context": request.context,
+                "users": request.users,
+                "engine": request.engine,
+            }
+            arguments.update(
+                {name: getattr(request, name) for name in ("gpu", "kv_dtype") if getattr(request, name)}
+            )
+            made.append(PremadeCalculation(arguments=arguments, result=result))
+        words = texts(language)
+        hint = "search_quantized" if any(r.below_16_bit for r in outcome.shown) else "search_sizing"
+        query = topic_query(words[hint], outcome.shown)
+        passages: list[Any] = []
+        failed = self.store is None
+        cached = self._premade_found.get((query, language))
+        if cached is not None and time.monotonic() - cached[0] < SEARCH_CACHE_SECONDS:
+            passages = cached[1]
+        elif self.store is not None:
+            try:
+                passages = list(self.store.search(query, k=PREMADE_PASSAGES, lang=language))
+            except Exception as error:  # any store fault: the answer goes on without sources
+                log.warning("article search failed: %s", " ".join(str(error).split()))
+                failed = True
+            else:
+                if len(self._premade_found) >= SEARCH_CACHE_SIZE:
+                    self._premade_found.clear()
+                self._premade_found[(query, language)] = (time.monotonic(), passages)
+        detail = " · ".join(f"{r.model.name} {r.precision} {r.total_gb:g} GB" for r in outcome.shown)
+        steps = [Step(kind="calculate", title=llm_text("step_premade", language), detail=detail)]
+        premade = Premade(
+            calculations=tuple(made), search_query=query, passages=tuple(passages), search_failed=failed
+        )
+        return premade, steps
 
     @staticmethod
     def _calculate_for(
@@ -245,14 +351,26 @@ class Assistant:
     # ------------------------------------------------------------------ health
 
     def health(self) -> dict[str, Any]:
-        """{"mode", "llm_reachable" (None offline), "chroma_reachable"}; never raises."""
+        """{"mode", "llm_reachable" and "llm_answering" (None offline), "chroma_reachable"}; never raises."""
         chroma = False
         if self.store is not None:
             try:
                 chroma = bool(self.store.healthy())
             except Exception:  # a health probe must answer, not fail
                 chroma = False
-        return {"mode": self.mode, "llm_reachable": self._llm_reachable(), "chroma_reachable": chroma}
+        return {
+            "mode": self.mode,
+            "llm_reachable": self._llm_reachable(),
+            "llm_answering": self._llm_answering(),
+            "chroma_reachable": chroma,
+        }
+
+    def _llm_answering(self) -> bool | None:
+        """False when the last LLM answer hit the deadline: the endpoint is up but stalls.
+        None offline or before the first answer."""
+        if self.chat_model is None or self._last_llm is None:
+            return None
+        return self._last_llm[0] != "timeout"
 
     def _llm_reachable(self) -> bool | None:
         if self.chat_model is None or not self.settings.llm_base_url:
@@ -281,7 +399,11 @@ def text_pieces(answer: str) -> list[str]:
 
 def fault_reason(error: LLMUnavailableError, settings: Settings, words: Texts) -> str:
     """Why the model gave no answer, in the visitor's language, from the fault's kind."""
+    from assistant.llm_texts import has_text, llm_text
+
     timeout = f"{settings.llm_timeout:g}"
+    if has_text(f"fault_{error.kind}"):
+        return llm_text(f"fault_{error.kind}", words.language, context=settings.llm_context_tokens)
     reason = (
         words.mapping("llm_fault_reasons").get(error.kind)
         or words.mapping("llm_fault_reasons")["unavailable"]

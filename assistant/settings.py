@@ -76,7 +76,12 @@ class Settings(BaseSettings):
         default=None, description="API key for the chat endpoint, if it needs one."
     )
     llm_timeout: float = Field(
-        default=30.0, gt=0, description="Seconds before an LLM call gives up and the offline answer is used."
+        default=30.0,
+        gt=0,
+        description=(
+            "Seconds one LLM answer may take in all (wall clock, whatever the endpoint sends); "
+            "then the offline answer is used."
+        ),
     )
     llm_max_steps: int = Field(
         default=6,
@@ -86,6 +91,25 @@ class Settings(BaseSettings):
     )
     llm_temperature: float = Field(
         default=0.0, ge=0, le=2, description="Sampling temperature for the chat model."
+    )
+    llm_max_tokens: int = Field(
+        default=512,
+        ge=16,
+        le=32768,
+        description="Most tokens the model may write in one call (sent as max_tokens).",
+    )
+    llm_context_tokens: int = Field(
+        default=8192,
+        ge=1024,
+        description=(
+            "Context window the chat endpoint serves the model with. The prompt is kept within it "
+            "minus llm_max_tokens (fewer article passages, then fewer history turns), never cut by the server."
+        ),
+    )
+    llm_max_response_bytes: int = Field(
+        default=2_000_000,
+        ge=10_000,
+        description="Largest HTTP response one model call may send; a larger one is cut and answered offline.",
     )
 
     # Web app

@@ -25,6 +25,8 @@ Replies:
     drop()                                              # closes the connection without any response
     malformed()                                         # a body that is not JSON (an SSE chunk when streaming)
     malformed("arguments")                              # a tool call whose arguments are not valid JSON
+    keepalive(interval=0.2)                             # SSE `: keep-alive` comments forever, never a token
+    trickle(reply, byte_delay=0.2)                      # `reply`, written one byte at a time
 
 Endpoints: POST /v1/chat/completions (with or without "stream": true) and GET /v1/models.
 """
@@ -82,7 +84,27 @@ class MalformedReply:
     kind: Literal["body", "arguments"] = "body"
 
 
-Reply = TextReply | ToolCallReply | ErrorReply | SlowReply | DropReply | MalformedReply
+@dataclass(frozen=True)
+class KeepAliveReply:
+    interval: float = 0.2
+
+
+@dataclass(frozen=True)
+class TrickleReply:
+    reply: Reply
+    byte_delay: float = 0.2
+
+
+Reply = (
+    TextReply
+    | ToolCallReply
+    | ErrorReply
+    | SlowReply
+    | DropReply
+    | MalformedReply
+    | KeepAliveReply
+    | TrickleReply
+)
 Script = Sequence[Reply] | Callable[[dict[str, Any]], Reply]
 
 
@@ -131,6 +153,16 @@ def malformed(kind: Literal["body", "arguments"] = "body") -> MalformedReply:
     return MalformedReply(kind)
 
 
+def keepalive(interval: float = 0.2) -> KeepAliveReply:
+    """A streamed 200 that sends only SSE comments (`: keep-alive`), every `interval` s, until the client goes."""
+    return KeepAliveReply(interval)
+
+
+def trickle(reply: Reply, byte_delay: float = 0.2) -> TrickleReply:
+    """`reply`, its body written one byte every `byte_delay` s: every read gets a byte before any read timeout."""
+    return TrickleReply(reply, byte_delay)
+
+
 # ---------------------------------------------------------------------------- server
 
 
@@ -161,6 +193,8 @@ class StubOpenAI:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._port: int | None = None  # kept after close, so tests can still name the URL
+        # Set when a client closed its connection while a reply was still being written.
+        self.client_gone = threading.Event()
 
     # -- lifecycle
 
@@ -266,7 +300,12 @@ class _Handler(BaseHTTPRequestHandler):
         while isinstance(reply, SlowReply):
             self.stub._wait(reply.seconds)
             reply = reply.reply
-        if isinstance(reply, DropReply):
+        if isinstance(reply, TrickleReply):
+            self._trickle_delay = reply.byte_delay
+            reply = reply.reply
+        if isinstance(reply, KeepAliveReply):
+            self._keep_alive(reply)
+        elif isinstance(reply, DropReply):
             self._drop()
         elif isinstance(reply, ErrorReply):
             payload = reply.body if isinstance(reply.body, dict) else _error_body(reply.body, reply.status)
@@ -334,7 +373,39 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client went away mid-stream; nothing left to do
 
+    def _keep_alive(self, reply: KeepAliveReply) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            while not self.stub._closing.is_set():
+                comment = b": keep-alive\n\n"
+                self.wfile.write(f"{len(comment):x}\r\n".encode() + comment + b"\r\n")
+                self.wfile.flush()
+                self.stub._wait(reply.interval)
+        except (BrokenPipeError, ConnectionResetError):
+            self.stub.client_gone.set()
+            self.close_connection = True
+
     # -- wire
+
+    _trickle_delay = 0.0
+
+    def _write(self, data: bytes) -> None:
+        """Write `data`, one byte at a time under trickle(); notes a client that went away."""
+        try:
+            if not self._trickle_delay:
+                self.wfile.write(data)
+            else:
+                for index in range(len(data)):
+                    self.wfile.write(data[index : index + 1])
+                    self.wfile.flush()
+                    self.stub._wait(self._trickle_delay)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.stub.client_gone.set()
+            raise
 
     def _send_json(self, status: int, payload: dict[str, Any]) -> None:
         self._send_raw(status, json.dumps(payload).encode(), "application/json")
@@ -345,15 +416,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
+            self._write(data)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
     def _write_event(self, data: str) -> None:
         event = f"data: {data}\n\n".encode()
-        self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
-        self.wfile.flush()
+        self._write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
 
     def _end_chunks(self) -> None:
         self.wfile.write(b"0\r\n\r\n")

@@ -25,7 +25,8 @@ class ScriptedChatModel(GenericFakeChatModel):
 
 def scripted(*messages: AIMessage) -> ScriptedChatModel:
     replies: Iterator[AIMessage] = iter(messages)
-    return ScriptedChatModel(messages=replies)
+    # The fake's stream yields nothing for a tool-call turn; its plain path is what the agent needs.
+    return ScriptedChatModel(messages=replies, disable_streaming=True)
 
 
 def test_fake_model_with_a_wrong_figure_and_no_caveat(tmp_path: Any) -> None:

@@ -56,7 +56,7 @@ def ask(stub: StubOpenAI, tmp_path: Any, message: str, **kwargs: Any) -> AgentOu
     )
 
 
-def test_non_streaming_tool_call_round_trip(tmp_path: Any) -> None:
+def test_tool_call_round_trip(tmp_path: Any) -> None:
     script: list[Reply] = [
         tool_call([("calculate_vram", SEVENTY_B_INT4)]),
         text("A 70B at 4 bits fits a 48GB card."),
@@ -69,7 +69,10 @@ def test_non_streaming_tool_call_round_trip(tmp_path: Any) -> None:
     assert outcome.text == "A 70B at 4 bits fits a 48GB card."
     assert outcome.calculations == [expected]
     assert outcome.model_calls == 2
-    assert not first.get("stream")
+    # Streamed even without a listener (a stall shows at once), with tools, tool_choice and a budget.
+    assert first["stream"] is True and first["stream_options"] == {"include_usage": True}
+    assert first["tool_choice"] == "auto"
+    assert first["max_completion_tokens"] == 512 and first["max_tokens"] == 512
     # The model was told what to do and given the tool with the flat argument names.
     assert first["messages"][0]["role"] == "system"
     assert first["messages"][0]["content"].startswith(SYSTEM_PROMPT)

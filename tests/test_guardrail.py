@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.guardrail import _readings, check, enforce
+from assistant.guardrail import check, enforce
+from assistant.guardrail_figures import readings as _readings
 from assistant.prompts import SYSTEM_PROMPT
 from tools import SizingRequest, SizingResult, calculate_vram
 

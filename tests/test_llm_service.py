@@ -32,8 +32,12 @@ def assistant_for(url: str | None, tmp_path: Any, **overrides: Any) -> Assistant
 
 
 def faithful_model(request: dict[str, Any]) -> Reply:
-    """Calls the calculator, then answers from its JSON the way the prompt asks."""
-    results = [json.loads(m["content"]) for m in request["messages"] if m["role"] == "tool"]
+    """Calls the calculator unless the app already did, then answers from its JSON as the prompt asks."""
+    results = [
+        json.loads(m["content"])
+        for m in request["messages"]
+        if m["role"] == "tool" and m["content"].startswith("{")
+    ]
     if not results:
         return tool_call([CALL])
     result = results[0]
@@ -75,9 +79,10 @@ def test_prompt_injection_through_the_service(tmp_path: Any) -> None:
         reply = assistant_for(stub.url, tmp_path).answer(message)
     assert reply.mode == "llm"
     assert "It fits on one L40S" not in reply.answer
-    verdicts = [option.fits for result in reply.calculations for option in result.options]
-    assert verdicts == [False]
-    assert reply.calculations[0].recommendation in reply.answer
+    # The verdict on the card the visitor named, which the app calculated before asking the model.
+    on_card = [result for result in reply.calculations if result.options[0].card]
+    assert [option.fits for result in on_card for option in result.options] == [False]
+    assert on_card[0].recommendation in reply.answer
 
 
 FAULTS: dict[str, list[Reply]] = {

@@ -31,6 +31,7 @@ def test_health_reports_the_endpoint(tmp_path: Path) -> None:
         assert llm_assistant(stub.url, tmp_path).health() == {
             "mode": "llm",
             "llm_reachable": True,
+            "llm_answering": None,
             "chroma_reachable": True,
         }
     down = llm_assistant(f"http://127.0.0.1:{free_port()}/v1", tmp_path)

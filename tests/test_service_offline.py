@@ -131,6 +131,7 @@ def test_health_offline(settings: Settings) -> None:
     assert Assistant(settings, FakeArticles([CARDS]), None).health() == {
         "mode": "offline",
         "llm_reachable": None,
+        "llm_answering": None,
         "chroma_reachable": True,
     }
     assert (
