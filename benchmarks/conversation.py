@@ -1,9 +1,10 @@
 """How well the offline assistant answers the question the visitor asked.
 
-Run:  PYTHONPATH=. .venv/bin/python benchmarks/conversation.py [--sealed | --fresh] [--failures]
+Run:  PYTHONPATH=. .venv/bin/python benchmarks/conversation.py [--sealed | --fresh | --blind] [--failures]
 
 Scores the held-out conversation set (tests/golden/conversation_heldout*.jsonl; with --sealed the
-sealed split, with --fresh the split written last) with tests/conversation_scoring.py: per kind and per language, the share of
+sealed split, with --fresh the split written last, with --blind the set written without reading the
+conversation code) with tests/conversation_scoring.py: per kind and per language, the share of
 questions whose every check passes and the share of checks passed, then the median length of a
 sizing answer's lead (what comes before its table and arithmetic block) and of a plain sizing
 answer up to its arithmetic block (lead and table). --failures lists the
@@ -40,9 +41,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sealed", action="store_true", help="score the sealed split")
     parser.add_argument("--fresh", action="store_true", help="score the fresh split (written last)")
+    parser.add_argument("--blind", action="store_true", help="score the blind split (written unseen)")
     parser.add_argument("--failures", action="store_true", help="list each question's failed checks")
     args = parser.parse_args()
-    split = "sealed" if args.sealed else "fresh" if args.fresh else "heldout"
+    split = "sealed" if args.sealed else "fresh" if args.fresh else "blind" if args.blind else "heldout"
     singles = score_singles(load(f"conversation_{split}.jsonl"))
     conversations = score_conversations(load(f"conversation_{split}_turns.jsonl"))
     scores = singles + conversations
