@@ -1,9 +1,9 @@
 """How well the offline assistant answers the question the visitor asked.
 
-Run:  PYTHONPATH=. .venv/bin/python benchmarks/conversation.py [--sealed | --fresh] [--failures]
+Run:  PYTHONPATH=. .venv/bin/python benchmarks/conversation.py [--sealed | --fresh | --blind] [--failures]
 
 Scores the held-out conversation set (tests/golden/conversation_heldout*.jsonl; with --sealed the
-sealed split, with --fresh the split written last, with --performance the speed and latency questions, with --performance-fresh those written after the code) with tests/conversation_scoring.py: per kind and per language, the share of
+sealed split, with --fresh the split written last, with --performance the speed and latency questions, with --performance-fresh those written after the code, with --blind the set written without reading the conversation code) with tests/conversation_scoring.py: per kind and per language, the share of
 questions whose every check passes and the share of checks passed, then the median length of a
 sizing answer's lead (what comes before its table and arithmetic block) and of a plain sizing
 answer up to its arithmetic block (lead and table). --failures lists the
@@ -48,9 +48,14 @@ def main() -> int:
         action="store_true",
         help="score the speed and latency questions written after the code (no conversations)",
     )
+    parser.add_argument("--blind", action="store_true", help="score the blind split (written unseen)")
     parser.add_argument("--failures", action="store_true", help="list each question's failed checks")
     args = parser.parse_args()
-    chosen = [name for name in ("sealed", "fresh", "performance", "performance_fresh") if getattr(args, name)]
+    chosen = [
+        name
+        for name in ("sealed", "fresh", "blind", "performance", "performance_fresh")
+        if getattr(args, name)
+    ]
     split = chosen[0] if chosen else "heldout"
     singles = score_singles(load(f"conversation_{split}.jsonl"))
     turns = GOLDEN / f"conversation_{split}_turns.jsonl"
