@@ -213,6 +213,7 @@ def build_http_app(assistant: ChatAssistant, settings: Settings) -> FastAPI:
             health = {
                 "mode": "llm" if settings.llm_configured else "offline",
                 "llm_reachable": None,
+                "llm_answering": None,
                 "chroma_reachable": False,
             }
         return JSONResponse(health)
