@@ -152,7 +152,12 @@ def test_healthz_answers_even_when_the_health_check_breaks(settings: Settings) -
 
     response = TestClient(build_http_app(Broken(), settings)).get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"mode": "offline", "llm_reachable": None, "chroma_reachable": False}
+    assert response.json() == {
+        "mode": "offline",
+        "llm_reachable": None,
+        "llm_answering": None,
+        "chroma_reachable": False,
+    }
 
 
 def test_the_page_is_served_at_the_root(settings: Settings) -> None:
