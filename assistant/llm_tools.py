@@ -10,6 +10,8 @@ calculations and passages to the guardrail without any module-level state.
 - `search_articles(query)` -> the best article sections, or "sources unavailable".
 - `largest_model`, `longest_context`, `fewest_gpus`, `smallest_card` -> reverse searches
   (`tools.reverse`): the configuration found and its full calculation.
+- `offer_engineer(reason)` -> records that the "Talk to an engineer" form opens with this answer;
+  the visitor's details go into that form, never through the model.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field
 
+from assistant.llm_texts import llm_text
 from assistant.schemas import CalculationEvent, Source, Step, StepEvent, TextDelta
 from tools import (
     ENGINES,
@@ -89,6 +92,7 @@ class ToolLog:
     passages: dict[str, list[Any]] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
     search_failed: bool = False
+    handoff_reason: str | None = None  # set by offer_engineer: the form opens with this answer
     # Tools of one model turn run in parallel threads.
     _lock: threading.Lock = field(default_factory=threading.Lock)
     # Set when the run has been abandoned (deadline); later events are not forwarded.
@@ -151,6 +155,14 @@ class LookupCardClassesArgs(BaseModel):
 class SearchArticlesArgs(BaseModel):
     query: str = Field(description="What to look up in the sizing articles, in the visitor's language.")
     tool_call_id: Annotated[str, InjectedToolCallId]
+
+
+class OfferEngineerArgs(BaseModel):
+    reason: str = Field(description="Why, in one short line.")
+
+
+# The agent's reason is shown in logs and stored with the reply; a line is enough.
+HANDOFF_REASON_CHARS = 200
 
 
 def build_tools(log: ToolLog, store: Any | None, hub: HubLookup | None = None) -> list[BaseTool]:
@@ -244,6 +256,21 @@ def build_tools(log: ToolLog, store: Any | None, hub: HubLookup | None = None) -
         log.emit(Step(kind="search", title=title, detail=f"{len(passages)}", status="done"))
         return passages_for_model(passages)
 
+    def run_offer_engineer(reason: str) -> str:
+        line = " ".join(str(reason or "").split())[:HANDOFF_REASON_CHARS]
+        log.handoff_reason = line
+        log.emit(Step(kind="tool", title=llm_text("step_handoff", lang), detail=line, status="done"))
+        return json.dumps(
+            {
+                "offered": True,
+                "note": (
+                    "The 'Talk to an engineer' form opens below your answer and the app adds a sentence "
+                    "inviting the visitor to use it. Do not ask for a name, e-mail or other personal "
+                    "details in the chat."
+                ),
+            }
+        )
+
     return [
         StructuredTool.from_function(
             run_calculate_vram,
@@ -267,6 +294,12 @@ def build_tools(log: ToolLog, store: Any | None, hub: HubLookup | None = None) -
             args_schema=SearchArticlesArgs,
         ),
         *_reverse_tools(log),
+        StructuredTool.from_function(
+            run_offer_engineer,
+            name="offer_engineer",
+            description="Open the 'Talk to an engineer' form, where the visitor types their own details.",
+            args_schema=OfferEngineerArgs,
+        ),
     ]
 
 
