@@ -131,6 +131,9 @@ class AgentOutcome(BaseModel):
         default=0, description="The largest prompt sent, estimated in tokens."
     )
     trimmed: list[str] = Field(default_factory=list, description="What was left out to fit the context.")
+    handoff_reason: str | None = Field(
+        default=None, description="The model called offer_engineer, with this reason."
+    )
 
 
 def build_chat_model(settings: Settings) -> BaseChatModel:
@@ -310,6 +313,7 @@ def run_agent(
         ),
         prompt_tokens_estimate=limits.prompt_tokens,
         trimmed=limits.trimmed,
+        handoff_reason=log.handoff_reason,
     )
 
 

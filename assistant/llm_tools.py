@@ -8,8 +8,10 @@ calculations and passages to the guardrail without any module-level state.
   `sizing calc --json` object of `tools.calculate_vram`.
 - `lookup_card_classes(card_class?)` -> the card classes (what each serves honestly, the catch).
 - `search_articles(query)` -> the best article sections, or "sources unavailable".
-- `largest_model`, `longest_context`, `fewest_gpus`, `smallest_card` -> reverse searches
-  (`tools.reverse`): the configuration found and its full calculation.
+- `reverse_search(search=largest_model|longest_context|fewest_gpus|smallest_card, ...)` -> a
+  reverse search (`tools.reverse`): the configuration found and its full calculation.
+- `offer_engineer(reason)` -> records that the "Talk to an engineer" form opens with this answer;
+  the visitor's details go into that form, never through the model.
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field
 
+from assistant.llm_texts import llm_text
 from assistant.schemas import CalculationEvent, Source, Step, StepEvent, TextDelta
 from tools import (
     ENGINES,
@@ -89,6 +92,7 @@ class ToolLog:
     passages: dict[str, list[Any]] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
     search_failed: bool = False
+    handoff_reason: str | None = None  # set by offer_engineer: the form opens with this answer
     # Tools of one model turn run in parallel threads.
     _lock: threading.Lock = field(default_factory=threading.Lock)
     # Set when the run has been abandoned (deadline); later events are not forwarded.
@@ -151,6 +155,14 @@ class LookupCardClassesArgs(BaseModel):
 class SearchArticlesArgs(BaseModel):
     query: str = Field(description="What to look up in the sizing articles, in the visitor's language.")
     tool_call_id: Annotated[str, InjectedToolCallId]
+
+
+class OfferEngineerArgs(BaseModel):
+    reason: str = Field(description="Why, in one short line.")
+
+
+# The agent's reason is shown in logs and stored with the reply; a line is enough.
+HANDOFF_REASON_CHARS = 200
 
 
 def build_tools(log: ToolLog, store: Any | None, hub: HubLookup | None = None) -> list[BaseTool]:
@@ -244,6 +256,21 @@ def build_tools(log: ToolLog, store: Any | None, hub: HubLookup | None = None) -
         log.emit(Step(kind="search", title=title, detail=f"{len(passages)}", status="done"))
         return passages_for_model(passages)
 
+    def run_offer_engineer(reason: str) -> str:
+        line = " ".join(str(reason or "").split())[:HANDOFF_REASON_CHARS]
+        log.handoff_reason = line
+        log.emit(Step(kind="tool", title=llm_text("step_handoff", lang), detail=line, status="done"))
+        return json.dumps(
+            {
+                "offered": True,
+                "note": (
+                    "The 'Talk to an engineer' form opens below your answer and the app adds a sentence "
+                    "inviting the visitor to use it. Do not ask for a name, e-mail or other personal "
+                    "details in the chat."
+                ),
+            }
+        )
+
     return [
         StructuredTool.from_function(
             run_calculate_vram,
@@ -267,6 +294,12 @@ def build_tools(log: ToolLog, store: Any | None, hub: HubLookup | None = None) -
             args_schema=SearchArticlesArgs,
         ),
         *_reverse_tools(log),
+        StructuredTool.from_function(
+            run_offer_engineer,
+            name="offer_engineer",
+            description="Open the 'Talk to an engineer' form, where the visitor types their own details.",
+            args_schema=OfferEngineerArgs,
+        ),
     ]
 
 
@@ -349,18 +382,25 @@ def sources_of(passages: list[Any]) -> list[Source]:
 # --------------------------------------------------------------------------- reverse searches
 
 
+ReverseSearch = Literal["largest_model", "longest_context", "fewest_gpus", "smallest_card"]
+
+
 class ReverseArgs(BaseModel):
-    model: str = Field(
-        default="", description="The model (ignored by largest_model, which searches for one)."
+    # Short descriptions, no choice lists: the schema goes with every model call, and
+    # calculate_vram's already lists the precisions and engines.
+    search: ReverseSearch = Field(
+        description=(
+            "largest_model: the largest catalog model a card holds (gpu required); longest_context: "
+            "the longest context a model fits on a card (gpu required); fewest_gpus: the fewest GPUs "
+            "of a card, or of any card, that hold a model; smallest_card: the smallest single card."
+        )
     )
-    precision: str = Field(default="bf16", description=f"Weight precision, one of: {_describe(PRECISIONS)}.")
-    context: int = Field(default=8192, gt=0, description="Tokens per sequence (ignored by longest_context).")
-    users: int = Field(default=1, gt=0, description="Concurrent users (sequences served at once).")
-    engine: str | None = Field(default=None, description=f"Serving engine, one of: {_describe(ENGINES)}.")
-    gpu: str | None = Field(
-        default=None,
-        description="A card ('l40s', 'h100', '24gb' for any 24 GB card), ':N' for several, or a class ('48gb').",
-    )
+    model: str = Field(default="", description="The model (not for largest_model).")
+    precision: str = Field(default="bf16", description="As for calculate_vram.")
+    context: int = Field(default=8192, gt=0, description="Tokens per sequence.")
+    users: int = Field(default=1, gt=0, description="Concurrent users.")
+    engine: str = Field(default="", description="As for calculate_vram.")
+    gpu: str = Field(default="", description="A card ('l40s', '24gb' for any 24 GB card), ':N', or a class.")
     tool_call_id: Annotated[str, InjectedToolCallId]
 
 
@@ -379,7 +419,7 @@ def _reverse_tools(log: ToolLog) -> list[BaseTool]:
                 context=args["context"],
                 users=args["users"],
                 engine=args.get("engine") or default_engine(precision),
-                gpu=args.get("gpu"),
+                gpu=args.get("gpu") or None,
                 lang=log.lang,  # type: ignore[arg-type]
             )
             found: dict[str, Any]
@@ -408,28 +448,17 @@ def _reverse_tools(log: ToolLog) -> list[BaseTool]:
         payload = {"found": found, "calculation": result.model_dump(mode="json") if result else None}
         return json.dumps(payload, ensure_ascii=False)
 
-    descriptions = {
-        "largest_model": "The largest catalog model that fits a card (gpu required) at a precision, context and users.",
-        "longest_context": "The longest context (tokens per sequence) a model fits on a card (gpu required) for N users.",
-        "fewest_gpus": "The fewest GPUs (1, 2, 4, 8, then 8-GPU nodes) of a card, or of any catalog card, that hold a model.",
-        "smallest_card": "The single catalog card with the least memory that holds the request (no prices are known).",
-    }
+    def reverse_search(tool_call_id: str, search: str, **args: Any) -> str:
+        defaults = {"model": "", "precision": "bf16", "context": 8192, "users": 1, "engine": "", "gpu": ""}
+        return run(search, tool_call_id, **{**defaults, **args})
 
-    def make(kind: str) -> Callable[..., str]:
-        def tool(tool_call_id: str, **args: Any) -> str:
-            defaults = {
-                "model": "",
-                "precision": "bf16",
-                "context": 8192,
-                "users": 1,
-                "engine": None,
-                "gpu": None,
-            }
-            return run(kind, tool_call_id, **{**defaults, **args})
-
-        return tool
-
+    # One tool for the four searches: four copies of the same arguments would take a third of a
+    # small local model's context.
     return [
-        StructuredTool.from_function(make(kind), name=kind, description=text, args_schema=ReverseArgs)
-        for kind, text in descriptions.items()
+        StructuredTool.from_function(
+            reverse_search,
+            name="reverse_search",
+            description="Calculator searches that start from the hardware or the limit; returns what was found and its calculation.",
+            args_schema=ReverseArgs,
+        )
     ]

@@ -107,6 +107,18 @@ class ConversationState(BaseModel):
         return self.model_copy(update={"history": history})
 
 
+class HandoffOffer(BaseModel):
+    """The "Talk to an engineer" form is offered, open, with this answer.
+
+    The assistant never takes the visitor's details itself: name, e-mail and consent are typed
+    into the form, so the offer carries only why it was made."""
+
+    why: Literal["asked_for_person", "nothing_fit", "agent"] = Field(
+        description="The visitor asked for a person, nothing compared fits, or the LLM agent offered it."
+    )
+    reason: str = Field(default="", description="The agent's one-line reason (empty for the other two).")
+
+
 class Reply(BaseModel):
     """One answer to one visitor message."""
 
@@ -121,6 +133,9 @@ class Reply(BaseModel):
     missing: list[str] = Field(default_factory=list, description="Slot names still unanswered (SLOT_NAMES).")
     state: ConversationState = Field(default_factory=ConversationState)
     steps: list[Step] = Field(default_factory=list)
+    handoff: HandoffOffer | None = Field(
+        default=None, description="Set when this answer opens the 'Talk to an engineer' form."
+    )
 
     def public_json(self) -> dict[str, Any]:
         """The `sizing ask --json` object."""
@@ -132,6 +147,7 @@ class Reply(BaseModel):
             "calculations": [result.model_dump(mode="json") for result in self.calculations],
             "sources": [source.model_dump(mode="json") for source in self.sources],
             "missing": list(self.missing),
+            "handoff": self.handoff.model_dump(mode="json") if self.handoff else None,
         }
 
 

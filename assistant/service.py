@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from assistant.handoff_offer import handoff_for
 from assistant.offline.responder import (
     SEARCH_CACHE_SECONDS,
     SEARCH_CACHE_SIZE,
@@ -168,6 +169,8 @@ class Assistant:
             offline = self.offline.respond(text, state, language, reading)
             reply = self._offline_reply(offline, notices)
             reply = reply.model_copy(update={"steps": [*fallback_steps, *reply.steps]})
+        if reply.handoff is None:
+            reply = reply.model_copy(update={"handoff": handoff_for(text, reply.calculations)})
         new_state = reply.state.with_turn("user", text).with_turn("assistant", reply.answer)
         return reply.model_copy(update={"state": new_state})
 
@@ -257,7 +260,10 @@ class Assistant:
         guard_step = Step(kind="guardrail", title=llm_text("step_guardrail", language), detail=detail)
         if on_event:
             on_event(StepEvent(step=guard_step))
-        if report.wrong_language or report.off_topic:
+        handoff = handoff_for(text, calculations, outcome.handoff_reason)
+        # An answer that hands the visitor to an engineer is the company's business, not off topic.
+        off_topic = report.off_topic and outcome.handoff_reason is None
+        if report.wrong_language or off_topic:
             key = "notice_wrong_language" if report.wrong_language else "notice_off_topic"
             notices.append(llm_text(key, language))
             fallback_steps.append(guard_step.model_copy(update={"status": "error"}))
@@ -266,8 +272,13 @@ class Assistant:
         steps.append(guard_step)
         if outcome.sources_unavailable:
             notices.append(words["notice_sources_unavailable"])
+        answer = report.answer
+        if handoff is not None:
+            # Added after the guardrail, so its checks never remove the invitation.
+            invite = llm_text("handoff_invite", language)
+            answer = "\n\n".join(part for part in (answer, invite) if part)
         return Reply(
-            answer=report.answer,
+            answer=answer,
             language=language,
             mode="llm",
             notice=" ".join(notices) or None,
@@ -276,6 +287,7 @@ class Assistant:
             missing=merged.missing_slots() if sizing else [],
             state=merged,
             steps=steps,
+            handoff=handoff,
         )
 
     def _premade(

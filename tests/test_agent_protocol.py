@@ -78,8 +78,16 @@ def test_tool_call_round_trip(tmp_path: Any) -> None:
     assert first["messages"][0]["content"].startswith(SYSTEM_PROMPT)
     assert first["messages"][-1] == {"role": "user", "content": "What GPU for a 70B at 4 bits?"}
     tools_sent = {spec["function"]["name"]: spec["function"] for spec in first["tools"]}
-    reverse_searches = {"largest_model", "longest_context", "fewest_gpus", "smallest_card"}
-    assert set(tools_sent) == {"calculate_vram", "lookup_card_classes", "search_articles", *reverse_searches}
+    assert set(tools_sent) == {
+        "calculate_vram",
+        "lookup_card_classes",
+        "search_articles",
+        "reverse_search",
+        "offer_engineer",
+    }
+    reverse_searches = tools_sent["reverse_search"]["parameters"]["properties"]["search"]["enum"]
+    assert set(reverse_searches) == {"largest_model", "longest_context", "fewest_gpus", "smallest_card"}
+    assert tools_sent["offer_engineer"]["parameters"]["required"] == ["reason"]
     calc_args = tools_sent["calculate_vram"]["parameters"]
     assert set(calc_args["properties"]) == {
         "model",

@@ -51,7 +51,16 @@ def test_ask_json(env: dict[str, str]) -> None:
     proc = sizing("ask", "¿Cabe Llama 3.1 70B a 4 bits en una L40S con 20 usuarios?", "--json", env=env)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert set(data) == {"answer", "language", "mode", "notice", "calculations", "sources", "missing"}
+    assert set(data) == {
+        "answer",
+        "language",
+        "mode",
+        "notice",
+        "calculations",
+        "sources",
+        "missing",
+        "handoff",
+    }
     assert data["language"] == "es" and data["mode"] == "offline" and data["notice"] is None
     assert data["missing"] == ["tasks", "context"]
     on_card = calculate_vram(

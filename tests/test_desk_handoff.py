@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from assistant.desk.store import DeskStore, LeadForm
-from assistant.schemas import ConversationState
+from assistant.handoff_offer import handoff_for
+from assistant.schemas import ConversationState, HandoffOffer
 from assistant.settings import Settings
 from assistant.ui.desk_texts import asks_for_a_person
 from assistant.ui.feedback import RecordingAssistant, record_like
@@ -123,16 +124,23 @@ def test_a_bad_form_answers_in_the_visitor_language_and_stores_nothing(
     assert not hand_off(None, settings, LeadForm(name="A", email="a@b.co", consent=True), "en", [], []).stored
 
 
-def test_the_handoff_is_offered_after_an_answer_and_opened_when_nothing_fits_or_asked() -> None:
+def test_the_handoff_is_offered_after_an_answer_and_opened_when_the_reply_offers_it() -> None:
     assert offer([], VisitorSession(), "en") == (False, False, "")
-    fits = calculate_vram(SizingRequest(model="llama-3.1-8b"))
-    shown, opened, _ = offer(HISTORY, VisitorSession(last_result=fits), "en")
+    shown, opened, _ = offer(HISTORY, VisitorSession(), "en")
     assert shown and not opened
-    too_big = calculate_vram(SizingRequest(model="llama-3.1-405b", precision="bf16", users=8))
-    shown, opened, line = offer(HISTORY, VisitorSession(last_result=too_big), "es")
+    nothing_fit = VisitorSession(handoff=HandoffOffer(why="nothing_fit"))
+    shown, opened, line = offer(HISTORY, nothing_fit, "es")
     assert shown and opened and line.startswith("Nada de lo comparado cabe")
-    asked = [*HISTORY, {"role": "user", "content": "Quiero hablar con un ingeniero"}, HISTORY[-1]]
-    assert offer(asked, VisitorSession(last_result=fits), "es")[1]
+    asked = VisitorSession(handoff=HandoffOffer(why="asked_for_person"))
+    assert offer(HISTORY, asked, "es")[1]
+
+
+def test_the_reply_says_when_nothing_fit_or_a_person_was_asked_for() -> None:
+    fits = calculate_vram(SizingRequest(model="llama-3.1-8b"))
+    too_big = calculate_vram(SizingRequest(model="llama-3.1-405b", precision="bf16", users=8))
+    assert handoff_for("What GPU for an 8B?", [fits]) is None
+    assert handoff_for("And a 405B?", [too_big]) == HandoffOffer(why="nothing_fit")
+    assert handoff_for("Quiero hablar con un ingeniero", [fits]) == HandoffOffer(why="asked_for_person")
 
 
 @pytest.mark.parametrize(

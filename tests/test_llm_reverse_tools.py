@@ -10,9 +10,15 @@ from tools import SizingRequest
 from tools.reverse import fewest_gpus
 
 
-def invoke(log: ToolLog, name: str, args: dict[str, object]) -> dict[str, object]:
-    tool = next(tool for tool in build_tools(log, None) if tool.name == name)
-    message = tool.invoke({"type": "tool_call", "id": f"call-{name}", "name": name, "args": args})
+def invoke(log: ToolLog, search: str, args: dict[str, object]) -> dict[str, object]:
+    tool = next(tool for tool in build_tools(log, None) if tool.name == "reverse_search")
+    call = {
+        "type": "tool_call",
+        "id": f"call-{search}",
+        "name": tool.name,
+        "args": {"search": search, **args},
+    }
+    message = tool.invoke(call)
     return json.loads(str(message.content))
 
 

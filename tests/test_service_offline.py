@@ -85,7 +85,16 @@ def test_history_is_bounded(assistant: Assistant) -> None:
 
 def test_reply_json_is_the_cli_object(assistant: Assistant) -> None:
     payload = assistant.answer(QUESTION).public_json()
-    assert set(payload) == {"answer", "language", "mode", "notice", "calculations", "sources", "missing"}
+    assert set(payload) == {
+        "answer",
+        "language",
+        "mode",
+        "notice",
+        "calculations",
+        "sources",
+        "missing",
+        "handoff",
+    }
     assert payload["calculations"][0]["model"]["id"] == "llama-3.1-70b"
     assert payload["sources"] == [{"title": "Card classes", "path": "en/cards.md", "section": "48GB"}]
 

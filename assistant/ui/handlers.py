@@ -109,7 +109,7 @@ def final_answer_markdown(reply: Reply) -> str:
 
 
 def _remember(session: VisitorSession, reply: Reply) -> VisitorSession:
-    updated = replace(session, conversation=reply.state, language=reply.language)
+    updated = replace(session, conversation=reply.state, language=reply.language, handoff=reply.handoff)
     if reply.calculations:
         updated = replace(updated, last_result=reply.calculations[-1], last_result_language=reply.language)
     return updated

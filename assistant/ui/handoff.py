@@ -18,8 +18,8 @@ from assistant.desk.handoff import submit_lead
 from assistant.desk.store import DeskStore, LeadForm
 from assistant.sales import plain
 from assistant.settings import Settings
-from assistant.ui.desk_texts import asks_for_a_person, desk_text, label
-from assistant.ui.feedback import message_text, nothing_fit
+from assistant.ui.desk_texts import desk_text, label
+from assistant.ui.feedback import message_text
 from assistant.ui.session import VisitorSession
 from assistant.ui.texts import Lang
 
@@ -80,19 +80,15 @@ def hand_off(
 
 
 def offer(history: list[dict[str, Any]], session: VisitorSession, lang: Lang) -> tuple[bool, bool, str]:
-    """(shown, opened, line): shown after the first answer, opened when nothing fit or a person was asked for."""
+    """(shown, opened, line): shown after the first answer, opened when the last reply offers it
+    (`Reply.handoff`: nothing fit, a person was asked for, or the LLM agent offered it)."""
     answered = any(message.get("role") == "assistant" for message in history)
     if not answered:
         return False, False, ""
-    last_question = next(
-        (message_text(m.get("content")) for m in reversed(history) if m.get("role") == "user"), ""
-    )
-    result = session.last_result
-    if result is not None and nothing_fit([result]):
-        return True, True, desk_text("handoff_offer_nothing_fit", lang)
-    if asks_for_a_person(last_question):
-        return True, True, desk_text("handoff_offer", lang)
-    return True, False, desk_text("handoff_offer", lang)
+    if session.handoff is None:
+        return True, False, desk_text("handoff_offer", lang)
+    key = "handoff_offer_nothing_fit" if session.handoff.why == "nothing_fit" else "handoff_offer"
+    return True, True, desk_text(key, lang)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from assistant.ui.texts import Lang
 
 if TYPE_CHECKING:
-    from assistant.schemas import ConversationState
+    from assistant.schemas import ConversationState, HandoffOffer
     from tools import SizingResult
 
 # The rate limit counts messages over a sliding window of this many seconds ("per minute").
@@ -26,6 +26,7 @@ class VisitorSession:
     language: Lang | None = None  # language of the visitor's last message, as the assistant read it
     last_result: SizingResult | None = None  # the conversation's most recent calculation
     last_result_language: Lang | None = None  # the language its texts were written in
+    handoff: HandoffOffer | None = None  # the last reply's "Talk to an engineer" offer
     sent_at: tuple[float, ...] = field(default_factory=tuple)  # monotonic times of recent messages
 
     def seconds_until_allowed(self, limit_per_minute: int, now: float) -> float:
