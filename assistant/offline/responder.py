@@ -278,11 +278,11 @@ class OfflineResponder:
             parts.append("\n".join(answer.table))
         if answer.block is not None:
             parts.append(composer.arithmetic_block(answer.block, words))
-        compressed = composer.most_compressed(answer.results)
+        compressed = composer.most_compressed(answer.results) if answer.serving else None
         if compressed is not None and compressed.caveat:
             caveat = words.fill("caveat_title", quality=words["quality_cost"])
             parts.append(f"{caveat} {compressed.caveat}")
-        if answer.results:
+        if answer.results and answer.serving:
             parts.append(composer.assumed_line(plan, words))
         return "\n\n".join(part for part in parts if part)
 

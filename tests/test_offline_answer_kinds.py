@@ -1,0 +1,51 @@
+"""The kind of question decides how the offline answer is written: fine-tuning from the
+calculator's training mode, a card with no model from the reverse search, concept questions from
+the FAQ, a yes or no first for "does it fit", the unit asked for. Phrasings beyond the QA set."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from assistant.offline.responder import OfflineResponder
+from assistant.schemas import ConversationState
+from tools import SizingRequest, calculate_vram
+from tools.finetune import FinetuneSpec
+
+
+def answer(message: str, lang: str = "en") -> str:
+    return OfflineResponder(None).respond(message, ConversationState(), lang).answer  # type: ignore[arg-type]
+
+
+def lead(text: str) -> str:
+    return text.split("\n\n", 1)[0]
+
+
+def figure(value: float, lang: str = "en") -> str:
+    text = f"{value:,.2f}"
+    return text.translate(str.maketrans(",.", ".,")) if lang == "es" else text
+
+
+@pytest.mark.parametrize(
+    ("message", "lang", "model", "method", "gpu"),
+    [
+        ("how much vram to fully fine-tune llama 3.1 8b?", "en", "llama-3.1-8b", "full", None),
+        ("cuanta memoria para hacer qlora a qwen2.5 32b", "es", "qwen2.5-32b", "qlora", None),
+        ("can i lora mistral 7b on a 3090", "en", "mistral-7b", "full", "rtx-3090"),
+    ],
+)
+def test_fine_tuning_uses_the_training_mode(
+    message: str, lang: str, model: str, method: str, gpu: str | None
+) -> None:
+    text = answer(message, lang)
+    expected = calculate_vram(
+        SizingRequest(model=model, engine="transformers", finetune=FinetuneSpec(method=method), gpu=gpu)
+    )
+    assert f"{figure(expected.total_gb, lang)} GB" in text
+    assert "16 bytes per parameter with Adam" not in text
+    assert re.search(r"AdamW", text)  # the assumptions are stated
+    assert re.search(r"no fp32 master|sin copia maestra", text)
+    # No serving-quantization caveat: the only quality point is QLoRA's own.
+    assert "What quantization costs" not in text and "Lo que cuesta la cuantización" not in text
+    assert re.search(r"\b(?:fits|cabe en|does not fit|no cabe en)\b", lead(text))
