@@ -49,3 +49,21 @@ def test_fine_tuning_uses_the_training_mode(
     # No serving-quantization caveat: the only quality point is QLoRA's own.
     assert "What quantization costs" not in text and "Lo que cuesta la cuantización" not in text
     assert re.search(r"\b(?:fits|cabe en|does not fit|no cabe en)\b", lead(text))
+
+
+@pytest.mark.parametrize(
+    ("message", "lang", "gpu"),
+    [
+        ("which models can my rtx 4090 handle?", "en", "RTX 4090"),
+        ("tengo dos a100 de 80, que modelos puedo correr", "es", "A100 80GB"),
+        ("what can i run on an l40s", "en", "L40S"),
+    ],
+)
+def test_a_card_with_no_model_gets_the_reverse_search(message: str, lang: str, gpu: str) -> None:
+    text = answer(message, lang)
+    assert "Which model do you want" not in text and "Qué modelo quiere" not in text
+    assert gpu in lead(text)
+    # What fits at 16, 8 and 4 bits, one row each, each naming a catalog model.
+    rows = [line for line in text.splitlines() if re.match(r"\| (?:16|8|4)[ -]bit", line)]
+    assert len(rows) == 3, text
+    assert all(re.search(r"\d+(?:[.,]\d+)? GB", row) for row in rows)

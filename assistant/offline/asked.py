@@ -368,23 +368,51 @@ def sizing_lead(
 
 
 def answer_largest(plan: SizingPlan, gpu: str, precision_named: bool, texts: Texts) -> Asked:
-    precision = plan.precisions[0] if precision_named else "int4"
-    request = request_for(plan, precision, gpu).model_copy(update={"model": ""})
-    found = largest_model(gpu, request)
-    if found.result is None:
+    """The largest catalog model that fits the card; with no precision named, the largest at each
+    of the common precisions too (llama.cpp's Q4_K_M where no 4-bit vLLM format fits)."""
+    precisions = (plan.precisions[0],) if precision_named else LARGEST_PRECISIONS
+    found = _largest_each(plan, gpu, precisions, plan.engine)
+    if not precision_named and found["int4"] is None and not plan.engine:
+        found = _largest_each(plan, gpu, GGUF_PRECISIONS, "llamacpp")
+    fitting = [result for result in found.values() if result is not None]
+    if not fitting:
         lead = texts.fill(
             "lead_largest_none",
             card=card_label(gpu, texts.language),
-            precision=precision_label(precision, texts),
+            precision=precision_label(precisions[-1], texts),
             users=users_label(plan.users, texts),
             context=count(plan.context, texts),
         )
         return Asked(lead=[lead])
-    result = found.result
+    result = max(fitting, key=lambda each: each.model.params)
     option = result.options[0]
     lead = texts.fill("lead_largest", **_common(result, option, texts))
     settles = {"model": result.model.id, "precision": result.precision}
-    return Asked(lead=[lead], results=[result], block=result, settles=settles)
+    if precision_named:
+        return Asked(lead=[lead], results=[result], block=result, settles=settles)
+    rows = [texts["largest_table_header"], "|---|---|---|---|---|"]
+    for each, at in found.items():
+        if at is None:
+            rows.append(f"| {precision_label(each, texts)} | {texts['largest_none_short']} | — | — | — |")
+        else:
+            rows.append(texts.fill("largest_table_row", **_common(at, at.options[0], texts)))
+    return Asked(lead=[lead], results=[result], block=result, settles=settles, table=rows)
+
+
+# The precisions a card's reverse search lists when none was named, highest first; where no
+# 4-bit vLLM format fits (small cards, after vLLM's memory reserve), llama.cpp's GGUF ones.
+LARGEST_PRECISIONS = ("bf16", "int8", "int4")
+GGUF_PRECISIONS = ("bf16", "q8_0", "q4_k_m")
+
+
+def _largest_each(
+    plan: SizingPlan, gpu: str, precisions: tuple[str, ...], engine: str | None
+) -> dict[str, SizingResult | None]:
+    found: dict[str, SizingResult | None] = {}
+    for each in precisions:
+        update = {"model": "", "engine": engine or default_engine(each)}
+        found[each] = largest_model(gpu, request_for(plan, each, gpu).model_copy(update=update)).result
+    return found
 
 
 def answer_context(plan: SizingPlan, texts: Texts) -> Asked:

@@ -101,6 +101,9 @@ class OfflineResponder:
 
         record(Step(kind="understand", title=words.step("understand"), detail=slot_summary(merged)))
         question = reading.question
+        if question is None and merged.gpu and not merged.model and not reading.faq and reading.sizing_words:
+            # A card named with no model ("what can I run on my 3060?"): what fits it is the answer.
+            question = "largest_model"
         # A concrete question ("how many KV bytes per token does X use?") is answered with its
         # figures, not with the general FAQ entry its words also match.
         concrete = question == "largest_model" or (
@@ -243,6 +246,8 @@ class OfflineResponder:
         """The answer to a reverse search, a comparison or a fine-tuning question (with the key of
         its article query); None when the question is a plain sizing."""
         question = reading.question
+        if question is None and state.gpu and not state.model:
+            question = "largest_model"
         try:
             if question == "largest_model" and state.gpu:
                 named = bool(state.precision) and state.precision in plan.precisions
