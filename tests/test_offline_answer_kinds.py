@@ -67,3 +67,19 @@ def test_a_card_with_no_model_gets_the_reverse_search(message: str, lang: str, g
     rows = [line for line in text.splitlines() if re.match(r"\| (?:16|8|4)[ -]bit", line)]
     assert len(rows) == 3, text
     assert all(re.search(r"\d+(?:[.,]\d+)? GB", row) for row in rows)
+
+
+@pytest.mark.parametrize(
+    ("message", "lang", "first"),
+    [
+        ("what is gpu-memory-utilization for in vllm?", "en", r"share of each GPU's memory"),
+        ("que hace --gpu-memory-utilization 0.95", "es", r"parte de la memoria de cada GPU"),
+        ("how come the kv cache scales with the number of tokens?", "en", r"KV cache is the memory"),
+        ("por que la cache kv aumenta con los usuarios", "es", r"caché KV es la memoria"),
+        ("awq or gguf for my server?", "en", r"file formats for compressed weights"),
+    ],
+)
+def test_concept_questions_get_a_direct_first_sentence(message: str, lang: str, first: str) -> None:
+    text = answer(message, lang)
+    assert re.search(first, lead(text)), lead(text)
+    assert "| Card class |" not in text and "| Clase de tarjeta |" not in text
