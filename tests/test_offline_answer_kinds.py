@@ -83,3 +83,15 @@ def test_concept_questions_get_a_direct_first_sentence(message: str, lang: str, 
     text = answer(message, lang)
     assert re.search(first, lead(text)), lead(text)
     assert "| Card class |" not in text and "| Clase de tarjeta |" not in text
+
+
+@pytest.mark.parametrize(
+    ("message", "lang", "first"),
+    [
+        ("would qwen2.5 14b run on a 4090?", "en", r"^\*\*Yes, at .+; at 16-bit \(BF16\) it does not"),
+        ("mistral 7b entra en una a10g?", "es", r"^\*\*Sí: .+ incluso a 16 bits"),
+        ("can llama 3.1 405b fit on one l40s", "en", r"^\*\*No: "),
+    ],
+)
+def test_will_it_fit_says_yes_or_no_first(message: str, lang: str, first: str) -> None:
+    assert re.search(first, lead(answer(message, lang))), lead(answer(message, lang))
