@@ -95,3 +95,17 @@ def test_concept_questions_get_a_direct_first_sentence(message: str, lang: str, 
 )
 def test_will_it_fit_says_yes_or_no_first(message: str, lang: str, first: str) -> None:
     assert re.search(first, lead(answer(message, lang))), lead(answer(message, lang))
+
+
+@pytest.mark.parametrize(
+    ("message", "lang", "model", "precision"),
+    [
+        ("weights only, in GiB: qwen2.5 32b at int4", "en", "qwen2.5-32b", "int4"),
+        ("cuantos GiB son los pesos de llama 3.1 8b en bf16", "es", "llama-3.1-8b", "bf16"),
+    ],
+)
+def test_a_unit_asked_for_is_the_unit_answered(message: str, lang: str, model: str, precision: str) -> None:
+    expected = calculate_vram(SizingRequest(model=model, precision=precision))
+    first = lead(answer(message, lang))
+    assert f"{figure(expected.weights_gb * 1e9 / 2**30, lang)} GiB" in first
+    assert f"{figure(expected.weights_gb, lang)} GB" in first

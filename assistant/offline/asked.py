@@ -364,6 +364,27 @@ def sizing_lead(
     return [texts.fill("lead_throughput", rate=count(round(rate), texts), **common)]
 
 
+def unit_lead(reading: Understanding, results: list[SizingResult], texts: Texts) -> list[str]:
+    """A message that names GiB or MiB gets the weights, and the total, in that unit and in GB."""
+    if "gb_vs_gib" not in reading.faq or not results:
+        return []
+    parts = [
+        texts.fill(
+            "lead_weights_gib",
+            precision=precision_label(result.precision, texts),
+            weights_gb=gb(result.weights_gb, texts),
+            weights_gib=gb(result.weights_gb * GB / GIB, texts),
+            total_gb=gb(result.total_gb, texts),
+            total_gib=gb(result.total_gb * GB / GIB, texts),
+        )
+        for result in results
+    ]
+    return [texts.fill("lead_units", model=composer.model_label(results[0]), weights="; ".join(parts))]
+
+
+GIB = 2**30
+
+
 # --------------------------------------------------------------------------- reverse questions
 
 

@@ -170,6 +170,7 @@ class OfflineResponder:
                             lead=(
                                 asked.performance_lead(question, plan, outcome, words)
                                 or asked.sizing_lead(question, shown[0], focus, words)
+                                or asked.unit_lead(reading, shown, words)
                             )
                             if shown
                             else [],
