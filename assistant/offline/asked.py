@@ -411,6 +411,19 @@ def answer_largest(plan: SizingPlan, gpu: str, precision_named: bool, texts: Tex
     settles = {"model": result.model.id, "precision": result.precision}
     if precision_named:
         return Asked(lead=[lead], results=[result], block=result, settles=settles)
+    each_fits = [
+        texts.fill("largest_at", model=at.model.name, precision=precision_label(each, texts))
+        if at is not None
+        else texts.fill("largest_none_at", precision=precision_label(each, texts))
+        for each, at in found.items()
+    ]
+    lead = texts.fill(
+        "lead_largest_each",
+        card=card_label(gpu, texts.language),
+        users=users_label(plan.users, texts),
+        context=count(plan.context, texts),
+        each=texts["note_list_sep"].join(each_fits),
+    )
     rows = [texts["largest_table_header"], "|---|---|---|---|---|"]
     for each, at in found.items():
         if at is None:
