@@ -742,7 +742,7 @@ def _training_verdict(result: SizingResult, option: CardOption | None, texts: Te
     if option is None:
         return "—"
     if option.fits:
-        return texts.fill("finetune_fits", card=option.label)
+        return texts.fill("finetune_fits_sharded" if option.gpus > 1 else "finetune_fits", card=option.label)
     return texts.fill("finetune_no_fit", card=option.label, gb=gb(-option.headroom_gb, texts))
 
 
