@@ -10,7 +10,6 @@ calibrated range and what it rests on.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -25,6 +24,7 @@ from tools.calculator import ENGINE_LABELS
 from tools.cards import is_generic, resolve_card
 from tools.catalog import resolve
 from tools.errors import SizingError
+from tools.finetune import FinetuneSpec
 from tools.performance import basis_text, perf_text, target_text
 from tools.performance_sizing import calibrated_estimate
 from tools.reverse import GPU_COUNTS, fewest_gpus, largest_model, longest_context, smallest_card
@@ -53,6 +53,9 @@ class Asked:
     missing: list[str] = field(default_factory=list)
     # Slots the answer settles for the rest of the conversation ("the largest model" found).
     settles: dict[str, str] = field(default_factory=dict)
+    # False for a training answer: no serving assumptions, and its own quality point (a QLoRA
+    # base is not a serving quantization).
+    serving: bool = True
 
 
 # --------------------------------------------------------------------------- helpers
@@ -361,27 +364,89 @@ def sizing_lead(
     return [texts.fill("lead_throughput", rate=count(round(rate), texts), **common)]
 
 
+def unit_lead(reading: Understanding, results: list[SizingResult], texts: Texts) -> list[str]:
+    """A message that names GiB or MiB gets the weights, and the total, in that unit and in GB."""
+    if "gb_vs_gib" not in reading.faq or not results:
+        return []
+    parts = [
+        texts.fill(
+            "lead_weights_gib",
+            precision=precision_label(result.precision, texts),
+            weights_gb=gb(result.weights_gb, texts),
+            weights_gib=gb(result.weights_gb * GB / GIB, texts),
+            total_gb=gb(result.total_gb, texts),
+            total_gib=gb(result.total_gb * GB / GIB, texts),
+        )
+        for result in results
+    ]
+    return [texts.fill("lead_units", model=composer.model_label(results[0]), weights="; ".join(parts))]
+
+
+GIB = 2**30
+
+
 # --------------------------------------------------------------------------- reverse questions
 
 
 def answer_largest(plan: SizingPlan, gpu: str, precision_named: bool, texts: Texts) -> Asked:
-    precision = plan.precisions[0] if precision_named else "int4"
-    request = request_for(plan, precision, gpu).model_copy(update={"model": ""})
-    found = largest_model(gpu, request)
-    if found.result is None:
+    """The largest catalog model that fits the card; with no precision named, the largest at each
+    of the common precisions too (llama.cpp's Q4_K_M where no 4-bit vLLM format fits)."""
+    precisions = (plan.precisions[0],) if precision_named else LARGEST_PRECISIONS
+    found = _largest_each(plan, gpu, precisions, plan.engine)
+    if not precision_named and found["int4"] is None and not plan.engine:
+        found = _largest_each(plan, gpu, GGUF_PRECISIONS, "llamacpp")
+    fitting = [result for result in found.values() if result is not None]
+    if not fitting:
         lead = texts.fill(
             "lead_largest_none",
             card=card_label(gpu, texts.language),
-            precision=precision_label(precision, texts),
+            precision=precision_label(precisions[-1], texts),
             users=users_label(plan.users, texts),
             context=count(plan.context, texts),
         )
         return Asked(lead=[lead])
-    result = found.result
+    result = max(fitting, key=lambda each: each.model.params)
     option = result.options[0]
     lead = texts.fill("lead_largest", **_common(result, option, texts))
     settles = {"model": result.model.id, "precision": result.precision}
-    return Asked(lead=[lead], results=[result], block=result, settles=settles)
+    if precision_named:
+        return Asked(lead=[lead], results=[result], block=result, settles=settles)
+    each_fits = [
+        texts.fill("largest_at", model=at.model.name, precision=precision_label(each, texts))
+        if at is not None
+        else texts.fill("largest_none_at", precision=precision_label(each, texts))
+        for each, at in found.items()
+    ]
+    lead = texts.fill(
+        "lead_largest_each",
+        card=card_label(gpu, texts.language),
+        users=users_label(plan.users, texts),
+        context=count(plan.context, texts),
+        each=texts["note_list_sep"].join(each_fits),
+    )
+    rows = [texts["largest_table_header"], "|---|---|---|---|---|"]
+    for each, at in found.items():
+        if at is None:
+            rows.append(f"| {precision_label(each, texts)} | {texts['largest_none_short']} | — | — | — |")
+        else:
+            rows.append(texts.fill("largest_table_row", **_common(at, at.options[0], texts)))
+    return Asked(lead=[lead], results=[result], block=result, settles=settles, table=rows)
+
+
+# The precisions a card's reverse search lists when none was named, highest first; where no
+# 4-bit vLLM format fits (small cards, after vLLM's memory reserve), llama.cpp's GGUF ones.
+LARGEST_PRECISIONS = ("bf16", "int8", "int4")
+GGUF_PRECISIONS = ("bf16", "q8_0", "q4_k_m")
+
+
+def _largest_each(
+    plan: SizingPlan, gpu: str, precisions: tuple[str, ...], engine: str | None
+) -> dict[str, SizingResult | None]:
+    found: dict[str, SizingResult | None] = {}
+    for each in precisions:
+        update = {"model": "", "engine": engine or default_engine(each)}
+        found[each] = largest_model(gpu, request_for(plan, each, gpu).model_copy(update=update)).result
+    return found
 
 
 def answer_context(plan: SizingPlan, texts: Texts) -> Asked:
@@ -608,43 +673,77 @@ def answer_comparison(sides: list[SizingPlan], texts: Texts, question: str | Non
 
 
 def answer_finetuning(plan: SizingPlan | None, texts: Texts) -> Asked:
-    """The articles' rules of thumb, with the model's weights from the calculator."""
+    """The calculator's fine-tuning mode for full, LoRA and QLoRA: the card that holds each, the
+    per-GPU breakdown of the one the question points at, and the defaults it assumed."""
     if plan is None:
         return Asked(lead=[texts["finetune_generic"]])
-    lora = calculate(request_for(plan, str(rules()["lora_base_precision"])))
-    qlora = calculate(request_for(plan, str(rules()["qlora_base_precision"])))
-    full_gb = lora.model.params * int(rules()["full_finetune_bytes_per_param"]) / GB
-    lead = texts.fill(
-        "finetune_lead",
-        model=lora.model.name,
-        lora_gb=gb(lora.weights_gb, texts),
-        qlora_gb=gb(qlora.weights_gb, texts),
-        full_gb=gb(math.ceil(full_gb * 10) / 10, texts),
-    )
-    sentences = [lead]
     gpu = plan.gpu or (class_card(plan.card_class) if plan.card_class else None)
-    if gpu:
-        facts = card_facts_of(gpu)
-        usable = facts.usable_gb * facts.count
-
-        def left(weights_gb: float) -> str:
-            room = usable - weights_gb
-            if room >= 0:
-                return texts.fill("finetune_left", gb=gb(room, texts))
-            return texts.fill("finetune_short", gb=gb(-room, texts))
-
-        sentences.append(
-            texts.fill(
-                "finetune_on_card",
-                card=card_label(gpu, texts.language),
-                usable_gb=gb(usable, texts),
-                lora_left=left(lora.weights_gb),
-                qlora_left=left(qlora.weights_gb),
-                full_cards=math.ceil(full_gb / usable),
+    qlora_asked = not plan.side_by_side and plan.precisions[0] in QLORA_PRECISIONS
+    methods = ("qlora", "lora", "full") if qlora_asked else ("full", "lora", "qlora")
+    results = {
+        method: calculate(
+            SizingRequest(
+                model=plan.model,
+                engine="transformers",
+                finetune=FinetuneSpec(method=method),
+                gpu=gpu,
+                lang=plan.language,
             )
         )
+        for method in methods
+    }
+    focus = results[methods[0]]
+    rows = [texts["finetune_table_header"], "|---|---|---|---|"]
+    verdicts = {}
+    for method, result in results.items():
+        option = _training_home(result)
+        verdicts[method] = _training_verdict(result, option, texts)
+        rows.append(
+            f"| {texts['finetune_method_' + method]} | {gb(result.total_gb, texts)} GB | "
+            f"{verdicts[method]} | {gb(option.headroom_gb, texts) + ' GB' if option else '—'} |"
+        )
+    lead = texts.fill(
+        "finetune_lead",
+        model=focus.model.name,
+        method=texts["finetune_method_" + methods[0]],
+        total_gb=gb(focus.total_gb, texts),
+        verdict=verdicts[methods[0]],
+        others="; ".join(
+            texts.fill(
+                "finetune_other",
+                method=texts["finetune_method_" + method],
+                total_gb=gb(results[method].total_gb, texts),
+                verdict=verdicts[method],
+            )
+            for method in methods[1:]
+        ),
+    )
+    sentences = [lead, texts["finetune_assumed"]]
+    qlora = results["qlora"]
+    if qlora.caveat:
+        sentences.append(texts.fill("finetune_qlora_quality", caveat=qlora.caveat))
     sentences.append(texts["finetune_serving"])
-    return Asked(lead=sentences, results=[lora, qlora])
+    return Asked(lead=sentences, results=list(results.values()), block=focus, table=rows, serving=False)
+
+
+# Precisions a fine-tuning question carries when it asks for QLoRA (a 4-bit base).
+QLORA_PRECISIONS = ("nf4", "int4", "q4_k_m")
+
+
+def _training_home(result: SizingResult) -> CardOption | None:
+    """The option a training verdict names: the requested card, else the smallest fitting one."""
+    if len(result.options) == 1:
+        return result.options[0]
+    fitting = [option for option in result.options if option.fits]
+    return fitting[0] if fitting else (result.options[-1] if result.options else None)
+
+
+def _training_verdict(result: SizingResult, option: CardOption | None, texts: Texts) -> str:
+    if option is None:
+        return "—"
+    if option.fits:
+        return texts.fill("finetune_fits_sharded" if option.gpus > 1 else "finetune_fits", card=option.label)
+    return texts.fill("finetune_no_fit", card=option.label, gb=gb(-option.headroom_gb, texts))
 
 
 @dataclass(frozen=True)

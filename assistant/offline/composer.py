@@ -258,6 +258,8 @@ def compose_sizing(
             advice = texts.fill("none_fits_card", card=shown[0].options[0].label)
         if advice or notes:  # the intro introduces the table; with sentences after it, it ends first
             intro = intro.rstrip(":") + "."
+        if plan.side_by_side and plan.gpu and not lead:
+            parts.append(_fit_verdict(shown, plan, texts))
         parts.append(" ".join(part for part in (intro, advice, *notes) if part))
         parts.append("\n".join(_side_by_side_table(shown, plan, texts)))
         block_for = chosen or shown[0]
@@ -315,6 +317,38 @@ def users_short(users: int, texts: Texts) -> str:
     """A user count in a table note: "1 user", "4 users"."""
     return (
         texts["users_short_one"] if users == 1 else texts.fill("users_short_many", users=count(users, texts))
+    )
+
+
+def _fit_verdict(results: Sequence[SizingResult], plan: SizingPlan, texts: Texts) -> str:
+    """Yes or no first, for "does it fit this card?" with no precision named: the highest
+    precision that fits, and that 16 bits does not where so."""
+    verdicts = [(result, focus_option(result, plan)) for result in results]
+    top, top_option = verdicts[0]
+    fitting = [(result, option) for result, option in verdicts if option is not None and option.fits]
+    if top_option is None:
+        return ""
+    common = {"model": model_label(top), "card": top_option.label}
+    if not fitting:
+        low, low_option = verdicts[-1]
+        short = -low_option.headroom_gb if low_option else 0.0
+        return texts.fill(
+            "verdict_no", precision=precision_label(low.precision, texts), gb=gb(short, texts), **common
+        )
+    best, option = fitting[0]
+    found = {
+        "precision": precision_label(best.precision, texts),
+        "total_gb": gb(best.total_gb, texts),
+        "max_users": users_label(option.max_concurrent_sequences, texts),
+        **common,
+    }
+    if best is top:
+        return texts.fill("verdict_yes_top", headroom_gb=gb(option.headroom_gb, texts), **found)
+    return texts.fill(
+        "verdict_yes_lower",
+        top=precision_label(top.precision, texts),
+        short_gb=gb(-top_option.headroom_gb, texts),
+        **found,
     )
 
 

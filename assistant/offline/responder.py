@@ -101,6 +101,9 @@ class OfflineResponder:
 
         record(Step(kind="understand", title=words.step("understand"), detail=slot_summary(merged)))
         question = reading.question
+        if question is None and merged.gpu and not merged.model and not reading.faq and reading.sizing_words:
+            # A card named with no model ("what can I run on my 3060?"): what fits it is the answer.
+            question = "largest_model"
         # A concrete question ("how many KV bytes per token does X use?") is answered with its
         # figures, not with the general FAQ entry its words also match.
         concrete = question == "largest_model" or (
@@ -167,6 +170,7 @@ class OfflineResponder:
                             lead=(
                                 asked.performance_lead(question, plan, outcome, words)
                                 or asked.sizing_lead(question, shown[0], focus, words)
+                                or asked.unit_lead(reading, shown, words)
                             )
                             if shown
                             else [],
@@ -243,6 +247,8 @@ class OfflineResponder:
         """The answer to a reverse search, a comparison or a fine-tuning question (with the key of
         its article query); None when the question is a plain sizing."""
         question = reading.question
+        if question is None and state.gpu and not state.model:
+            question = "largest_model"
         try:
             if question == "largest_model" and state.gpu:
                 named = bool(state.precision) and state.precision in plan.precisions
@@ -278,11 +284,11 @@ class OfflineResponder:
             parts.append("\n".join(answer.table))
         if answer.block is not None:
             parts.append(composer.arithmetic_block(answer.block, words))
-        compressed = composer.most_compressed(answer.results)
+        compressed = composer.most_compressed(answer.results) if answer.serving else None
         if compressed is not None and compressed.caveat:
             caveat = words.fill("caveat_title", quality=words["quality_cost"])
             parts.append(f"{caveat} {compressed.caveat}")
-        if answer.results:
+        if answer.results and answer.serving:
             parts.append(composer.assumed_line(plan, words))
         return "\n\n".join(part for part in parts if part)
 
