@@ -40,7 +40,8 @@ def below_16_bit(scenario: Scenario) -> bool:
 def caveat(scenario: Scenario) -> str | None:
     lang = scenario.lang
     parts = []
-    if nominal_bits(scenario.precision) < 16:
+    # The format a model is published in is the model itself, not a quantization of it.
+    if nominal_bits(scenario.precision) < 16 and not scenario.released:
         parts.append(text("caveat_weights", lang, precision=scenario.precision))
     if KV_BLOCKS[scenario.kv_dtype][1] / KV_BLOCKS[scenario.kv_dtype][0] < 2:
         parts.append(text("caveat_kv", lang, kv=scenario.kv_dtype))
@@ -70,6 +71,9 @@ def recommendation(
             **common,
         )
     labels = ", ".join(ev.option.label for ev in evaluations)
+    if len(evaluations) == 1 and evaluations[0].option.reason_code not in (None, "memory"):
+        # Memory alone is not what stops it: the total would contradict the usable figure.
+        return text("rec_none_why", lang, labels=labels, reason=evaluations[0].option.reason, **common)
     return text("rec_none", lang, labels=labels, total=gb(total, lang), **common)
 
 
@@ -77,6 +81,8 @@ def _verdict(scenario: Scenario, ev: Evaluation) -> str:
     if ev.option.fits:
         seqs = counted(ev.option.max_concurrent_sequences, "concurrent_sequence", scenario.lang)
         return text("verdict_fits", scenario.lang, seqs=seqs)
+    if ev.option.reason_code not in (None, "memory"):
+        return text("verdict_no_why", scenario.lang, reason=ev.option.reason)
     return text("verdict_no", scenario.lang)
 
 

@@ -27,6 +27,8 @@ def arithmetic_lines(scenario: Scenario, evaluations: list[Evaluation], referenc
         lines.append(info.reference_note)
     if scenario.host_note:
         lines.append(text(scenario.host_note, lang))
+    if scenario.released:
+        lines.append(text("line_release_precision", lang, precision=scenario.precision, model=info.name))
     lines.append(
         text(
             "line_weights",

@@ -93,6 +93,16 @@ def _model_info(
     )
 
 
+def release_precisions() -> dict[str, str]:
+    """Catalog id -> the weight format the model is published in (models.json release_precision)."""
+    entries, _, _ = _catalog()
+    return {
+        model_id: entry.raw["release_precision"]["precision"]
+        for model_id, entry in entries.items()
+        if "release_precision" in entry.raw
+    }
+
+
 def list_models() -> list[ModelInfo]:
     """Every catalog model, with its aliases."""
     entries, _, _ = _catalog()

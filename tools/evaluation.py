@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 from tools.cards import card_classes, card_facts, parse_gpu_spec
 from tools.engines import (
+    CUDA_CONTEXT_BYTES,
+    VLLM_CUDA_GRAPH_BYTES,
     Estimate,
     Hardware,
     decode_tokens_per_s,
@@ -18,10 +20,10 @@ from tools.engines import (
     estimate_transformers,
     estimate_vllm,
 )
-from tools.i18n import GB, Language
+from tools.i18n import GB, Language, gb, integer
 from tools.scenario import Scenario
 from tools.schemas import Card, CardOption
-from tools.texts import text
+from tools.texts import counted, text
 
 NODE_GPUS = 8  # GPUs in one server (HGX/DGX boards, MI300X platforms)
 
@@ -129,6 +131,10 @@ def evaluate(scenario: Scenario, candidate: Candidate) -> Evaluation:
     decode = decode_tokens_per_s(_decode_read_bytes(scenario, worst), slowest, scenario.engine)
     usable = min(hw.usable_bytes_per_gpu for hw in candidate.members) * worst_hw.gpus
     lang = scenario.lang
+    failing = next(((est, hw) for est, hw in estimates if not est.fits), None)
+    if failing is not None and not worst.fits:
+        failing = (worst, worst_hw)
+    code, reason = why_not(scenario, *failing) if failing else (None, None)
     option = CardOption(
         card_class=candidate.card_class,
         card=candidate.card,
@@ -141,8 +147,80 @@ def evaluate(scenario: Scenario, candidate: Candidate) -> Evaluation:
         decode_tokens_per_s=decode if worst.fits or worst.max_concurrent_sequences > 0 else None,
         serves=candidate.serves.get(lang, ""),
         catch=candidate.catch.get(lang, ""),
+        reason=reason,
+        reason_code=code,
     )
     return Evaluation(candidate, worst, option)
+
+
+def _utilization_cap(usable_per_gpu: int, outside: int) -> float:
+    """The highest --gpu-memory-utilization (two decimals) whose slack holds `outside` bytes."""
+    return math.floor((1 - outside / usable_per_gpu) * 100) / 100
+
+
+def why_not(scenario: Scenario, est: Estimate, hw: Hardware) -> tuple[str, str]:
+    """Why this estimate does not fit, as (code, sentence), with the fix worked out where one exists."""
+    lang = scenario.lang
+    short = gb(max(0, -est.headroom_bytes), lang)
+    tp = est.gpus // est.pipeline
+    heads = scenario.model.arch.num_heads
+    if est.engine == "vllm" and heads % tp:
+        valid = ", ".join(str(n) for n in range(1, 2 * NODE_GPUS + 1) if heads % n == 0)
+        return "tp_heads", text("why_tp_heads", lang, heads=heads, tp=tp, valid=valid)
+    if est.engine == "vllm":
+        usable = hw.usable_bytes_per_gpu
+        outside = CUDA_CONTEXT_BYTES + VLLM_CUDA_GRAPH_BYTES
+        util = f"{scenario.utilization:.2f}"
+        cap = _utilization_cap(usable, outside)
+        if not est.slack_ok:
+            why = text(
+                "why_slack",
+                lang,
+                slack=gb(usable - est.budget_bytes // est.gpus, lang),
+                util=util,
+                need=gb(outside, lang),
+            )
+            lowered = estimate(scenario._replace(utilization=cap), hw) if cap >= 0.05 else None
+            if lowered is not None and lowered.fits:
+                seqs = counted(lowered.max_concurrent_sequences, "concurrent_sequence", lang)
+                return "vllm_slack", f"{why}; {text('fix_lower_util', lang, util=f'{cap:.2f}', seqs=seqs)}"
+            eager = _eager_fit(scenario, est, hw)
+            if eager is not None:
+                return "vllm_slack", f"{why}; {eager}"
+            if lowered is not None:
+                lack = gb(max(0, -lowered.headroom_bytes), lang)
+                return "vllm_slack", f"{why}; {text('fix_none_util', lang, util=f'{cap:.2f}', short=lack)}"
+            return "vllm_slack", why
+        if cap > scenario.utilization:
+            raised = estimate(scenario._replace(utilization=cap), hw)
+            if raised.fits:
+                seqs = counted(raised.max_concurrent_sequences, "concurrent_sequence", lang)
+                return "utilization", text(
+                    "why_raise_util", lang, short=short, util=util, new=f"{cap:.2f}", seqs=seqs
+                )
+    if est.kv_room_bytes <= 0:
+        return "memory", text("why_weights", lang, short=short)
+    if est.max_concurrent_sequences > 0:
+        seqs = integer(est.max_concurrent_sequences, lang)
+        return "sequences", text(
+            "why_sequences", lang, seqs=seqs, users=integer(scenario.users, lang), short=short
+        )
+    return "memory", text("why_memory", lang, short=short)
+
+
+def _eager_fit(scenario: Scenario, est: Estimate, hw: Hardware) -> str | None:
+    """--enforce-eager drops the CUDA graphs from the slack: the fix, when that makes it fit."""
+    cap = _utilization_cap(hw.usable_bytes_per_gpu, CUDA_CONTEXT_BYTES)
+    if cap < 0.05:
+        return None
+    inside = sum(b for key, b in est.overhead_parts if key not in ("cuda_context", "cuda_graphs"))
+    pool = int(cap * hw.usable_bytes_per_gpu) - est.weights_bytes // est.gpus - inside
+    seq = est.kv_bytes_per_sequence // est.gpus
+    if seq <= 0 or pool < seq * scenario.users:
+        return None
+    seqs = counted(pool // seq, "concurrent_sequence", scenario.lang)
+    graphs = gb(VLLM_CUDA_GRAPH_BYTES, scenario.lang)
+    return text("fix_eager", scenario.lang, graphs=graphs, util=f"{cap:.2f}", seqs=seqs)
 
 
 def total_bytes(scenario: Scenario, est: Estimate) -> int:
@@ -172,4 +250,5 @@ __all__ = [
     "evaluate",
     "required_usable_bytes",
     "total_bytes",
+    "why_not",
 ]

@@ -218,6 +218,15 @@ def training_memory(arch: Architecture, params: int, spec: FinetuneSpec, gpus: i
     )
 
 
+def full_bytes_per_param(optimizer: str, master_weights: bool = False) -> int:
+    """Weights + gradients + optimizer states per parameter of full fine-tuning: bf16 throughout,
+    or mixed precision's bf16 weights and gradients with an fp32 master copy and fp32 states."""
+    state = _STATE_BYTES[optimizer]
+    if master_weights:
+        return _BF16 + _BF16 + _FP32 + state["fp32"]
+    return _BF16 + _BF16 + state["bf16"]
+
+
 def breakdown(memory: TrainingMemory, spec: FinetuneSpec, gpus: int) -> FinetuneBreakdown:
     gb = 1e9
     return FinetuneBreakdown(
@@ -260,6 +269,7 @@ __all__ = [
     "TrainingMemory",
     "breakdown",
     "check_spec",
+    "full_bytes_per_param",
     "lora_params",
     "max_batch",
     "training_memory",

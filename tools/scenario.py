@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from tools.cards import card_classes, parse_gpu_spec
-from tools.catalog import ResolvedModel, model_from_config, reference_model, resolve
+from tools.catalog import ResolvedModel, model_from_config, reference_model, release_precisions, resolve
 from tools.engines import ENGINE_LABELS, check_engine
 from tools.errors import InvalidInputError, UnknownModelError
 from tools.hub import HubLookup, looks_like_hub_id, resolve_hub_model
@@ -71,6 +71,7 @@ class Scenario(NamedTuple):
     lang: Language
     host_note: str | None = None  # why the engine was switched (Apple silicon, CPU only)
     extras: Extras = Extras()  # LoRA slots, draft model / MTP, vision tower
+    released: bool = False  # no precision named: sized in the format the model is published in
 
 
 def _check_positive_int(name: str, value: object, limit: int) -> int:
@@ -98,8 +99,17 @@ def build_scenario(request: SizingRequest, hub: HubLookup | None = None) -> Scen
     precision = check_precision(request.precision)
     # A Hub checkpoint is sized in the format it ships in, where this engine loads it.
     checkpoint = model.checkpoint[0] if model.checkpoint else None
-    if checkpoint in ENGINE_PRECISIONS[engine] and "precision" not in request.model_fields_set:
+    named = "precision" in request.model_fields_set
+    if checkpoint in ENGINE_PRECISIONS[engine] and not named:
         precision = checkpoint or precision
+    # A catalog model named as such (not a bare size scaled from it, not a config.json).
+    catalog = request.config is None and request.params_b is None and model.info.reference_note is None
+    release = release_precisions().get(model.info.id) if catalog else None
+    released = not named and checkpoint is None and release is not None
+    if released and release in ENGINE_PRECISIONS[engine]:
+        precision = release or precision
+    else:
+        released = False
     if precision not in ENGINE_PRECISIONS[engine]:
         raise InvalidInputError(
             f"precision {precision!r} is not a format {ENGINE_LABELS[engine]} loads; "
@@ -130,6 +140,7 @@ def build_scenario(request: SizingRequest, hub: HubLookup | None = None) -> Scen
         request.lang,
         host_note,
         extras,
+        released,
     )
 
 

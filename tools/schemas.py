@@ -167,6 +167,10 @@ class CardOption(BaseModel):
     serves: str
     catch: str
     performance: PerformanceEstimate | None = None
+    # Why it does not fit, with the fix where one exists; None when it fits.
+    # reason_code: tp_heads, vllm_slack, utilization (raise it), sequences, memory.
+    reason: str | None = None
+    reason_code: str | None = None
 
 
 class SizingResult(BaseModel):

@@ -8,6 +8,8 @@ suggestions in the visitor's language.
 
 from __future__ import annotations
 
+import math
+
 from tools.catalog import ResolvedModel
 from tools.engines import check_engine
 from tools.errors import InvalidInputError
@@ -17,6 +19,7 @@ from tools.finetune import (
     TrainingMemory,
     breakdown,
     check_spec,
+    full_bytes_per_param,
     max_batch,
     training_memory,
 )
@@ -66,6 +69,32 @@ def _evaluate(
     return option, memory
 
 
+def _master_weights(
+    model: ResolvedModel, spec: FinetuneSpec, reference: CardOption, memory: TrainingMemory, lang: Language
+) -> dict[str, str]:
+    """Full fine-tuning's stated assumption and what fp32 master weights would add, on the reference."""
+    params, gpus = _params(model), reference.gpus
+    plain = full_bytes_per_param(spec.optimizer)
+    mixed = full_bytes_per_param(spec.optimizer, master_weights=True)
+    more = math.ceil(params * (mixed - plain) / gpus)
+    total = memory.total + more
+    usable = reference.usable_gb * GB / gpus
+    return {
+        "optimizer": spec.optimizer,
+        "plain": str(plain),
+        "states": str(plain - 4),
+        "fp32_states": str(mixed - 8),
+        "mixed": str(mixed),
+        "params": f"{number(params / 1e9, lang)} B",
+        "extra": str(mixed - plain),
+        "shard": text("train_sharded", lang, gpus=gpus) if gpus > 1 else "",
+        "more": gb(more, lang),
+        "total": gb(total, lang),
+        "verdict": text("train_fits" if total <= usable else "train_short", lang),
+        "label": reference.label,
+    }
+
+
 def _lines(
     model: ResolvedModel,
     spec: FinetuneSpec,
@@ -73,6 +102,7 @@ def _lines(
     gpus: int,
     options: list[tuple[CardOption, TrainingMemory]],
     lang: Language,
+    assumes: dict[str, str] | None = None,
 ) -> list[str]:
     arch, params = model.arch, _params(model)
     lines = [model.info.reference_note] if model.info.reference_note else []
@@ -90,6 +120,8 @@ def _lines(
                 shard=shard,
             )
         )
+        if assumes:
+            lines.append(text("train_line_assumes", lang, **assumes))
     else:
         lines.append(
             text(
@@ -233,6 +265,9 @@ def size_finetune(request: SizingRequest, hub: HubLookup | None = None) -> Sizin
             need=gb(memory.total, lang),
             **common,
         )
+    assumes = _master_weights(model, spec, reference, memory, lang) if spec.method == "full" else None
+    if assumes:
+        recommendation += text("train_rec_assumes", lang, **assumes)
     weights_bytes = memory.weights * gpus
     total = memory.total * gpus
     return SizingResult(
@@ -250,7 +285,7 @@ def size_finetune(request: SizingRequest, hub: HubLookup | None = None) -> Sizin
         options=[o for o, _ in options],
         recommended=(reference.card_class or reference.card) if fitting else None,
         recommendation=recommendation,
-        arithmetic=_lines(model, spec, memory, gpus, options, lang),
+        arithmetic=_lines(model, spec, memory, gpus, options, lang, assumes),
         caveat=text("train_caveat_qlora", lang) if spec.method == "qlora" else None,
         suggestions=[] if fitting else _suggestions(model, spec, target, lang),
         below_16_bit=spec.method == "qlora",

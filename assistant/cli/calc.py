@@ -324,6 +324,7 @@ _SECTIONS = {
         "Speed",
         "meets target",
         "misses target",
+        "Why it does not fit",
     ),
     "es": (
         "Aritmética",
@@ -335,6 +336,7 @@ _SECTIONS = {
         "Velocidad",
         "cumple el objetivo",
         "no cumple el objetivo",
+        "Por qué no cabe",
     ),
 }
 
@@ -342,7 +344,7 @@ _SECTIONS = {
 def render_table(result: SizingResult) -> str:
     """The human-readable report: header, options table, arithmetic, recommendation, caveat."""
     lang: Language = result.lang
-    arithmetic, recommendation, caveat, suggestions, yes, no, speed, meets, misses = _SECTIONS[lang]
+    arithmetic, recommendation, caveat, suggestions, yes, no, speed, meets, misses, why = _SECTIONS[lang]
     model = result.model
     header = (
         f"{model.name} · {result.precision} · {result.engine} · {integer(result.context, lang)} tokens × "
@@ -384,6 +386,9 @@ def render_table(result: SizingResult) -> str:
     for o in result.options:
         if o.serves:
             parts.append(f"  {o.label}: {o.serves} — {o.catch}")
+    reasons = [f"  {o.label}: {o.reason}" for o in result.options if o.reason and not o.fits]
+    if reasons:
+        parts += ["", f"{why}:", *reasons]
     if result.caveat:
         parts += ["", f"{caveat}: {result.caveat}"]
     if result.suggestions:

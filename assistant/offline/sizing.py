@@ -16,6 +16,7 @@ from functools import lru_cache
 from assistant.offline.understanding import Understanding, catalog, load_yaml, name_key
 from assistant.schemas import ConversationState, Language
 from tools import SizingRequest, SizingResult, calculate_vram, default_engine
+from tools.catalog import release_precisions
 
 # Defaults the answer states plainly when the visitor did not say. The context default is the
 # calculator's own (tools.SizingRequest.context), so offline answers and `sizing calc` agree.
@@ -34,8 +35,8 @@ _BARE_SIZE = re.compile(r"\d+(?:\.\d+)?b")
 
 @lru_cache(maxsize=1)
 def native_formats() -> dict[str, str]:
-    """Catalog id -> the weight format the model ships in (data/native_formats.yaml)."""
-    return dict(load_yaml("native_formats.yaml")["native_formats"])
+    """Catalog id -> the weight format the model ships in (tools/data/models.json release_precision)."""
+    return release_precisions()
 
 
 @lru_cache(maxsize=1)
