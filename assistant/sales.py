@@ -595,9 +595,12 @@ def quote_markdown(quote: Quote, lang: Language) -> list[str]:
         ]
         lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
     lines.append("")
-    source = _w("quote_source", lang, source=plain(quote.price_source))
     if quote.example_prices:
-        source += " " + _w("quote_example", lang)
+        source = (
+            f"{_w('quote_source', lang, source=_w('quote_example_source', lang))} {_w('quote_example', lang)}"
+        )
+    else:
+        source = _w("quote_source", lang, source=plain(quote.price_source))
     return [*lines, source, ""]
 
 

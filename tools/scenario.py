@@ -77,7 +77,14 @@ def _check_positive_int(name: str, value: object, limit: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInputError(f"{name} must be a whole number from 1 to {limit:,}, got {value!r}")
     if not 1 <= value <= limit:
-        raise InvalidInputError(f"{name} must be from 1 to {limit:,}, got {value:,}")
+        raise InvalidInputError(
+            f"{name} must be from 1 to {limit:,}, got {value:,}",
+            code="out_of_range",
+            name=name,
+            low=1,
+            high=limit,
+            value=value,
+        )
     return value
 
 
@@ -103,7 +110,11 @@ def build_scenario(request: SizingRequest, hub: HubLookup | None = None) -> Scen
     if precision not in ENGINE_PRECISIONS[engine]:
         raise InvalidInputError(
             f"precision {precision!r} is not a format {ENGINE_LABELS[engine]} loads; "
-            f"valid choices with {engine}: {', '.join(ENGINE_PRECISIONS[engine])}"
+            f"valid choices with {engine}: {', '.join(ENGINE_PRECISIONS[engine])}",
+            code="engine_precision",
+            precision=precision,
+            engine=ENGINE_LABELS[engine],
+            choices=", ".join(ENGINE_PRECISIONS[engine]),
         )
     kv_dtype = check_kv_dtype(request.kv_dtype or ("fp16" if engine in ("llamacpp", "ollama") else "bf16"))
     if kv_dtype not in _ENGINE_KV[engine]:

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from assistant.cli.files import read_failure
 from tools.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ def _read_batch(source: str) -> list[str]:
             with Path(source).open(encoding="utf-8") as stream:
                 content = stream.read(MAX_BATCH_CHARS + 1)  # /dev/zero is read no further
     except (OSError, UnicodeDecodeError) as error:
-        raise InvalidInputError(f"cannot read the batch file {source}: {error}") from error
+        raise InvalidInputError(f"cannot read the batch file {source!r}: {read_failure(error)}") from None
     if len(content) > MAX_BATCH_CHARS:
         raise InvalidInputError(
             f"the batch file {source} is larger than {MAX_BATCH_CHARS:,} characters; split it into smaller files"

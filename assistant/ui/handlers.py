@@ -32,6 +32,7 @@ from assistant.ui.chart import empty_chart_html, memory_chart_html, performance_
 from assistant.ui.chat_view import AnswerView, follow_up_suggestions
 from assistant.ui.session import VisitorSession
 from assistant.ui.texts import Lang, text
+from tools.error_texts import localized
 from tools.errors import InvalidInputError, SizingError
 
 if TYPE_CHECKING:
@@ -192,7 +193,7 @@ def stream_chat(
                 continue
             yield render(), session
     except SizingError as exc:
-        answer = text("cannot_answer", lang, message=str(exc))
+        answer = text("cannot_answer", lang, message=localized(exc, lang))
         yield render(), session
         return
     except Exception:  # the visitor gets one polite line; the details go to the log
@@ -254,7 +255,7 @@ def answer_once(
     try:
         reply = assistant.answer(message, session.conversation)
     except SizingError as exc:
-        return text("cannot_answer", lang, message=str(exc)), session
+        return text("cannot_answer", lang, message=localized(exc, lang)), session
     except Exception:
         log.exception("chat API call failed")
         return text("internal_error", lang), session
@@ -420,7 +421,7 @@ def calculator_view(inputs: CalculatorInputs, lang: Lang, hub: HubLookup | None 
         request = build_request(inputs, lang)
         result = calculate_vram(request, hub=hub)
     except SizingError as exc:
-        message = str(exc)
+        message = localized(exc, lang)
         return CalculatorView(
             chart_html=empty_chart_html(text("bad_input", lang, message=message)),
             verdict_markdown=f"⚠ **{text('bad_input', lang, message=_md_cell(message))}**",
