@@ -72,3 +72,32 @@ def test_a_consistent_measurement_is_still_accepted(tmp_path: Path) -> None:
         "--file", str(measured), env=env(tmp_path),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
+
+
+def test_the_first_ask_prints_no_index_build_progress_unless_asked_for(tmp_path: Path) -> None:
+    quiet = run_sizing("ask", "what gpu for 70b", env=env(tmp_path))
+    assert quiet.returncode == 0, quiet.stderr
+    assert "INFO" not in quiet.stderr and "building it" not in quiet.stderr
+    verbose = run_sizing(
+        "ask", "what gpu for 70b", env={**env(tmp_path / "again"), "SIZING_LOG_LEVEL": "INFO"}
+    )
+    assert "INFO sizing.knowledge" in verbose.stderr
+
+
+class NoAnswers:
+    mode = "offline"
+
+    def answer(self, message: str, state: object) -> object:
+        raise AssertionError(f"a command reached the assistant: {message!r}")
+
+
+@pytest.mark.parametrize(("line", "unknown"), [("/frobnicate", True), ("/help", False)])
+def test_chat_lists_the_commands_for_an_unknown_one(line: str, unknown: bool) -> None:
+    import io
+
+    from assistant.cli.ask import chat_loop
+
+    out, err = io.StringIO(), io.StringIO()
+    assert chat_loop(NoAnswers(), io.StringIO(f"{line}\nexit\n"), out, err) == 0  # type: ignore[arg-type]
+    assert ("unknown command '/frobnicate'" in err.getvalue()) is unknown
+    assert "/state" in err.getvalue() and "/reset" in err.getvalue() and out.getvalue() == ""

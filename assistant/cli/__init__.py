@@ -68,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sizing: invalid setting: {_first_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     logging.basicConfig(
-        level=getattr(logging, settings.log_level.upper(), logging.INFO),
+        level=getattr(logging, settings.log_level.upper(), logging.WARNING),
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -28,6 +29,12 @@ if TYPE_CHECKING:
 # Words that end `sizing chat` (besides end of input).
 EXIT_WORDS = frozenset({"exit", "quit", "salir", ":q", "/exit", "/quit"})
 RESET_WORDS = frozenset({"/reset", "/new"})
+HELP_WORDS = frozenset({"/help", "/?"})
+# A message that is one /word is a command, never a question.
+COMMAND_SHAPE = re.compile(r"/[\w?-]+")
+COMMANDS_LINE = (
+    "commands: /state (remembered slots), /reset (start over), /help, exit or /quit (or type a question)"
+)
 STATE_WORDS = frozenset({"/state", "/slots"})
 # A batch file is read no further than this (a million questions of ordinary length).
 MAX_BATCH_CHARS = 64_000_000
@@ -153,6 +160,10 @@ def chat_loop(assistant: Assistant, lines: TextIO, out: TextIO, err: TextIO, jso
             continue
         if message.lower() in STATE_WORDS:
             out.write(state.model_dump_json(exclude={"history"}) + "\n")
+            continue
+        if COMMAND_SHAPE.fullmatch(message):
+            unknown = "" if message.lower() in HELP_WORDS else f"unknown command {message!r}; "
+            err.write(f"{unknown}{COMMANDS_LINE}\n")
             continue
         reply = assistant.answer(message, state)
         state = reply.state
