@@ -38,6 +38,7 @@ def raised(**fields: object) -> SizingError:
         ({"model": "70b", "engine": "tgi"}, "unknown_engine", "motor desconocido 'tgi'"),
         ({"model": "70b", "gpu": "h100:999"}, "out_of_range", "el número de GPU debe estar entre 1 y"),
         ({"model": "70b", "engine": "llamacpp", "precision": "awq"}, "engine_precision", "no es un formato"),
+        ({"model": "70b", "gpu_memory_utilization": 1.5}, "out_of_range", "debe estar entre 0,05 y 1,00"),
     ],
 )
 def test_common_errors_have_a_code_and_a_spanish_sentence(
@@ -98,3 +99,17 @@ def test_the_quote_footer_names_the_example_prices_in_spanish() -> None:
     assert "lista de precios de ejemplo" in footer and "valores inventados" in footer
     assert "made-up" not in footer and "example price list" not in footer
     assert "made-up values" in quote_markdown(quote, "en")[-2]
+
+
+@pytest.mark.parametrize(
+    ("inputs", "spanish"),
+    [
+        (CalculatorInputs(model="70b", context=None), "el contexto está vacío"),
+        (CalculatorInputs(model="70b", users=2.5), "el número de usuarios debe ser un número entero"),
+        (CalculatorInputs(model="70b", card="h100-80gb", card_count=1.5), "el número de tarjetas debe ser"),
+        (CalculatorInputs(model="no-such-model"), "modelo desconocido"),
+    ],
+)
+def test_the_calculator_tab_fields_are_refused_in_spanish(inputs: CalculatorInputs, spanish: str) -> None:
+    view = calculator_view(inputs, "es")
+    assert spanish in view.verdict_markdown and not any(w in view.verdict_markdown for w in ENGLISH_WORDS)

@@ -94,7 +94,14 @@ def build_scenario(request: SizingRequest, hub: HubLookup | None = None) -> Scen
     users = _check_positive_int("users", request.users, MAX_USERS)
     utilization = request.gpu_memory_utilization
     if not (isinstance(utilization, int | float) and 0.05 <= utilization <= 1.0):
-        raise InvalidInputError(f"gpu_memory_utilization must be between 0.05 and 1.0, got {utilization!r}")
+        raise InvalidInputError(
+            f"gpu_memory_utilization must be between 0.05 and 1.0, got {utilization!r}",
+            code="out_of_range",
+            name="gpu_memory_utilization",
+            low=0.05,
+            high=1.0,
+            value=utilization,
+        )
     engine = check_engine(request.engine)
     host = _host_kind(request.gpu)
     host_note = None

@@ -292,10 +292,16 @@ class CalculatorView:
 
 
 def _whole_number(value: float | None, name: str) -> int:
+    """`name` is a field key of tools/data/texts.json (error_field_NAME) so the message can be translated."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        raise InvalidInputError(f"{name} is empty")
+        raise InvalidInputError(f"{name.replace('_', ' ')} is empty", code="empty", name=name)
     if float(value) != int(value):
-        raise InvalidInputError(f"{name} must be a whole number, not {value}")
+        raise InvalidInputError(
+            f"{name.replace('_', ' ')} must be a whole number, not {value}",
+            code="not_whole",
+            name=name,
+            value=value,
+        )
     return int(value)
 
 
@@ -314,12 +320,12 @@ def build_request(inputs: CalculatorInputs, lang: Lang) -> SizingRequest:
         "precision": inputs.precision,
         "kv_dtype": inputs.kv_dtype or None,
         "context": _whole_number(inputs.context, "context"),
-        "users": _whole_number(inputs.users, "concurrent users"),
+        "users": _whole_number(inputs.users, "users"),
         "engine": inputs.engine,
         "lang": lang,
     }
     if inputs.card:
-        count = _whole_number(inputs.card_count if inputs.card_count is not None else 1, "number of cards")
+        count = _whole_number(inputs.card_count if inputs.card_count is not None else 1, "card_count")
         fields["gpu"] = inputs.card if count == 1 else f"{inputs.card}:{count}"
     if inputs.config_path:
         config = read_config_file(inputs.config_path)
