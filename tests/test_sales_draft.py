@@ -232,6 +232,11 @@ def test_a_draft_that_does_not_fit_shows_the_engine_reserve_that_makes_it_not_fi
     markdown = draft_from_result(result, "en").markdown
     if result.recommended is not None:
         assert "None of the machines" not in markdown
+        recommended = next(o for o in result.options if o.card_class == result.recommended)
+        sums = re.search(r"\((\d[\d.,]*) \+ (?:(\d[\d.,]*) \+ )?(-?\d[\d.,]*) = (\d[\d.,]*) GB\)", markdown)
+        assert sums, markdown
+        need, reserve, headroom, usable = (en_number(v) if v else 0.0 for v in sums.groups())
+        assert usable == round(recommended.usable_gb, 1) and round(need + reserve + headroom, 1) == usable
         return
     match = NOT_FITTING.search(markdown)
     assert match, markdown
