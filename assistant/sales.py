@@ -359,7 +359,9 @@ def _precision_reason(subject: DraftSubject) -> str:
         lang,
         precision=label,
         higher=precision_label(closest.precision, lang),
-        higher_need=format_number(closest.total_gb, lang, 1),
+        higher_need=format_number(
+            round(closest.total_gb, 1) + max(_reserve_gb(closest, largest), 0.0), lang, 1
+        ),
         largest=plain(largest.label),
         largest_usable=format_number(largest.usable_gb, lang, 1),
     )
@@ -499,18 +501,45 @@ def smaller_machine_alternative(result: SizingResult, lang: Language) -> str:
 def _hardware_beyond_options(result: SizingResult, lang: Language) -> str:
     """The first one or two computed alternatives (e.g. 4× 80GB cards, 2× H200) that hold the
     request unchanged, so the customer hears about more hardware before hearing about quantization."""
-    shown = [
-        _w(
-            "beyond_option",
-            lang,
-            label=plain(option.label),
-            usable=format_number(option.usable_gb, lang, 1),
-            headroom=format_number(option.headroom_gb, lang, 1),
-        )
-        for option in result.alternatives[:2]
-        if option.fits
-    ]
+    shown = [_beyond_option(result, option, lang) for option in result.alternatives[:2] if option.fits]
     return _w("fits_beyond", lang, options=_w("or_on", lang).join(shown)) if shown else ""
+
+
+def _beyond_option(result: SizingResult, option: CardOption, lang: Language) -> str:
+    reserve = _reserve_gb(result, option)
+    values = {
+        "label": plain(option.label),
+        "usable": format_number(option.usable_gb, lang, 1),
+        "headroom": format_number(option.headroom_gb, lang, 1),
+    }
+    if reserve < SHOWN_GB:
+        return _w("beyond_option", lang, **values)
+    need = format_number(result.total_gb, lang, 1)
+    return _w("beyond_option_reserve", lang, need=need, reserve=format_number(reserve, lang, 1), **values)
+
+
+def _recommend_none(result: SizingResult, lang: Language) -> str:
+    """Why nothing fits, in figures that add up: need + the engine's reserve against the largest usable."""
+    need = format_number(result.total_gb, lang, 1)
+    if not result.options:
+        return _w("recommend_none", lang, need=need, usable=format_number(0.0, lang, 1))
+    largest = max(result.options, key=lambda option: option.usable_gb)
+    reserve = _reserve_gb(result, largest)
+    usable = format_number(largest.usable_gb, lang, 1)
+    if reserve < SHOWN_GB:
+        return _w("recommend_none", lang, need=need, usable=usable)
+    with_reserve = round(result.total_gb, 1) + reserve
+    return _w(
+        "recommend_none_reserve",
+        lang,
+        need=need,
+        label=plain(largest.label),
+        engine=ENGINE_LABELS.get(result.engine, result.engine),
+        reserve=format_number(reserve, lang, 1),
+        with_reserve=format_number(with_reserve, lang, 1),
+        usable=usable,
+        short=format_number(with_reserve - round(largest.usable_gb, 1), lang, 1),
+    )
 
 
 def money(value: float, lang: Language) -> str:
@@ -566,9 +595,12 @@ def quote_markdown(quote: Quote, lang: Language) -> list[str]:
         ]
         lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
     lines.append("")
-    source = _w("quote_source", lang, source=plain(quote.price_source))
     if quote.example_prices:
-        source += " " + _w("quote_example", lang)
+        source = (
+            f"{_w('quote_source', lang, source=_w('quote_example_source', lang))} {_w('quote_example', lang)}"
+        )
+    else:
+        source = _w("quote_source", lang, source=plain(quote.price_source))
     return [*lines, source, ""]
 
 
@@ -636,13 +668,7 @@ def draft_reply(
         if speed:
             lines += ["", speed]
     else:
-        largest = max((o.usable_gb for o in result.options), default=0.0)
-        recommend_none = _w(
-            "recommend_none",
-            lang,
-            need=format_number(result.total_gb, lang, 1),
-            usable=format_number(largest, lang, 1),
-        )
+        recommend_none = _recommend_none(result, lang)
         beyond = _hardware_beyond_options(result, lang)
         lines.append(f"{recommend_none} {beyond}" if beyond else recommend_none)
     lines += ["", f"**{_w('table_title', lang)}**", "", *_arithmetic_table(result, lang, recommended), ""]

@@ -147,7 +147,10 @@ class Settings(BaseSettings):
     concurrency_limit: int = Field(
         default=8, ge=1, description="Chat events the web app processes at once (the rest wait in the queue)."
     )
-    log_level: str = Field(default="INFO", description="Python logging level (DEBUG, INFO, WARNING, ERROR).")
+    # WARNING by default: a terminal user's first `ask` should not print the index-build progress.
+    log_level: str = Field(
+        default="WARNING", description="Python logging level (DEBUG, INFO, WARNING, ERROR)."
+    )
     hf_lookups: bool = Field(
         default=False,
         description=(

@@ -71,7 +71,7 @@ def test_nothing_fits_is_stated_with_the_largest_machine() -> None:
     draft = draft_reply(result, lang="en")
     assert "None of the machines we compared fits" in draft
     largest = max(o.usable_gb for o in result.options)
-    assert f"the largest offers {largest:.1f} GB usable" in draft
+    assert f"of the {largest:.1f} GB usable" in draft
     assert "Usable on" not in draft  # no recommended card to compare against
     assert "Even the largest machine we compared" in draft
 
@@ -97,7 +97,19 @@ def test_nothing_fits_names_the_hardware_that_holds_the_request_unchanged(
         assert f"**{option.label}** ({usable} {usable_word}" in recommendation
     assert f"**{first.label}**" in recommendation.split(or_on)[0]  # the first one comes first
     if lang == "es":
-        assert re.search(r"\d+,\d GB utilizables, con un margen de \d+,\d GB", recommendation)
+        assert re.search(
+            r"\d+,\d GB utilizables = \d+,\d GB necesarios \+ \d+,\d GB de reserva del motor \+ \d+,\d GB de margen",
+            recommendation,
+        )
+    # Each unchanged-hardware figure adds up: usable = need + the engine's reserve + headroom.
+    for usable, need, reserve, headroom in re.findall(
+        r"\(([\d.,]+) GB [a-z]+ = ([\d.,]+) GB [a-z]+ \+ ([\d.,]+) GB [^+]+\+ ([\d.,]+) GB", recommendation
+    ):
+        figures = [
+            float(v.replace(".", "").replace(",", ".") if lang == "es" else v.replace(",", ""))
+            for v in (usable, need, reserve, headroom)
+        ]
+        assert round(sum(figures[1:]), 1) == figures[0]
     # Quantization is still offered, after the unchanged-hardware options.
     assert "FP8" in draft.split(recommendation)[1]
 

@@ -207,3 +207,50 @@ def test_a_customer_message_with_a_latency_need_gets_the_verdict_against_it() ->
     [line] = [line for line in markdown.splitlines() if line.startswith("Velocidad esperada")]
     assert "agente de voz" in line
     assert ("Eso cumple" in line) == estimate.meets_target
+
+
+NOT_FITTING = re.compile(
+    r"it needs about ([\d,.]+) GB, and on the largest machine, (.+?), \S+ also keeps ([\d,.]+) GB .*?"
+    r"so it needs ([\d,.]+) GB of the ([\d,.]+) GB usable, ([\d,.]+) GB short"
+)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        SizingRequest(model="llama-3.3-70b", precision="fp8", users=30),
+        SizingRequest(model="llama-3.1-70b", precision="bf16", users=10),
+        SizingRequest(model="llama-3.1-8b", precision="bf16", context=131072, users=40),
+        SizingRequest(model="llama-3.1-8b", precision="fp8", context=16384, users=10),
+        SizingRequest(model="llama-3.1-70b", precision="int4", users=4),
+    ],
+)
+def test_a_draft_that_does_not_fit_shows_the_engine_reserve_that_makes_it_not_fit(
+    request_: SizingRequest,
+) -> None:
+    result = calculate_vram(request_)
+    markdown = draft_from_result(result, "en").markdown
+    if result.recommended is not None:
+        assert "None of the machines" not in markdown
+        recommended = next(o for o in result.options if o.card_class == result.recommended)
+        sums = re.search(r"\((\d[\d.,]*) \+ (?:(\d[\d.,]*) \+ )?(-?\d[\d.,]*) = (\d[\d.,]*) GB\)", markdown)
+        assert sums, markdown
+        need, reserve, headroom, usable = (en_number(v) if v else 0.0 for v in sums.groups())
+        assert usable == round(recommended.usable_gb, 1) and round(need + reserve + headroom, 1) == usable
+        return
+    match = NOT_FITTING.search(markdown)
+    assert match, markdown
+    need, label, reserve, with_reserve, usable, short = match.groups()
+    largest = max(result.options, key=lambda option: option.usable_gb)
+    assert en_number(need) == round(result.total_gb, 1) and label == largest.label
+    assert en_number(usable) == round(largest.usable_gb, 1)
+    # The figures add up, and the shortfall is the calculator's own negative headroom.
+    assert en_number(with_reserve) == pytest.approx(en_number(need) + en_number(reserve), abs=0.051)
+    assert en_number(short) == pytest.approx(-largest.headroom_gb, abs=0.11)
+    assert en_number(with_reserve) > en_number(usable)
+
+
+def test_the_spanish_draft_that_does_not_fit_names_the_reserve() -> None:
+    result = calculate_vram(SizingRequest(model="llama-3.3-70b", precision="fp8", users=30))
+    markdown = draft_from_result(result, "es").markdown
+    assert "se reserva además" in markdown and "faltan" in markdown

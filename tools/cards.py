@@ -141,7 +141,14 @@ def is_generic(card_id: str) -> bool:
 def generic_card(gigabytes: int) -> CardFacts:
     """A card with `gigabytes` GB of memory and nothing else known (no bandwidth, so no speed)."""
     if not 1 <= gigabytes <= _GENERIC_MAX_GB:
-        raise InvalidInputError(f"card memory {gigabytes} GB must be from 1 to {_GENERIC_MAX_GB} GB")
+        raise InvalidInputError(
+            f"card memory {gigabytes} GB must be from 1 to {_GENERIC_MAX_GB} GB",
+            code="out_of_range",
+            name="card_memory_gb",
+            low=1,
+            high=_GENERIC_MAX_GB,
+            value=gigabytes,
+        )
     doc = _load("cards.json")
     memory_mib = gigabytes * 1024
     usable = (memory_mib - int(doc["default_driver_reserved_mib"])) * MIB
@@ -174,7 +181,14 @@ def parse_gpu_spec(spec: str) -> tuple[Card, int]:
             f"GPU count {count_text!r} in {spec!r} must be a whole number from 1 to {_MAX_GPUS}"
         ) from None
     if not 1 <= count <= _MAX_GPUS:
-        raise InvalidInputError(f"GPU count {count} in {spec!r} must be from 1 to {_MAX_GPUS}")
+        raise InvalidInputError(
+            f"GPU count {count} in {spec!r} must be from 1 to {_MAX_GPUS}",
+            code="out_of_range",
+            name="gpus",
+            low=1,
+            high=_MAX_GPUS,
+            value=count,
+        )
     return resolve_card(text), count
 
 

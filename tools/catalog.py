@@ -176,7 +176,8 @@ def resolve(name: str, lang: Language = "en") -> ResolvedModel:
     size = _bare_size_params(wanted)
     if size is not None:
         return reference_model(size, lang)
-    raise UnknownModelError(wanted, [*entries, "or a bare size such as 8b, 70b"])
+    hint = f"{wanted}b" if _bare_size_params(f"{wanted}b") is not None else None
+    raise UnknownModelError(wanted, [*entries, "or a bare size such as 8b, 70b"], hint=hint)
 
 
 def resolve_model(name: str) -> ModelInfo:

@@ -8,7 +8,16 @@ from __future__ import annotations
 
 
 class SizingError(Exception):
-    """Root of every error the product raises on purpose."""
+    """Root of every error the product raises on purpose.
+
+    `str(exc)` is the English line the CLI prints. A common error also carries a `code` and the
+    `values` it names, so a visitor's screen can say it in their language (tools/error_texts.py).
+    """
+
+    def __init__(self, message: str = "", *, code: str | None = None, **values: object) -> None:
+        super().__init__(message)
+        self.code = code
+        self.values = values
 
 
 class InvalidInputError(SizingError, ValueError):
@@ -18,18 +27,27 @@ class InvalidInputError(SizingError, ValueError):
 class UnknownChoiceError(InvalidInputError):
     """A name that is not one of the valid choices (model, precision, card...)."""
 
-    def __init__(self, kind: str, value: str, choices: list[str] | tuple[str, ...]) -> None:
+    def __init__(
+        self, kind: str, value: str, choices: list[str] | tuple[str, ...], hint: str | None = None
+    ) -> None:
         self.kind = kind
         self.value = value
         self.choices = list(choices)
+        self.hint = hint
         shown = ", ".join(self.choices[:40])
         more = "" if len(self.choices) <= 40 else f", … ({len(self.choices)} in all)"
-        super().__init__(f"unknown {kind} {value!r}; valid choices: {shown}{more}")
+        suggestion = f"did you mean {hint!r}? " if hint else ""
+        super().__init__(
+            f"unknown {kind} {value!r}; {suggestion}valid choices: {shown}{more}",
+            code=f"unknown_{kind}",
+            value=value,
+            choices=f"{shown}{more}",
+        )
 
 
 class UnknownModelError(UnknownChoiceError):
-    def __init__(self, value: str, choices: list[str] | tuple[str, ...]) -> None:
-        super().__init__("model", value, choices)
+    def __init__(self, value: str, choices: list[str] | tuple[str, ...], hint: str | None = None) -> None:
+        super().__init__("model", value, choices, hint)
 
 
 class UnknownPrecisionError(UnknownChoiceError):

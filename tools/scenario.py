@@ -78,7 +78,14 @@ def _check_positive_int(name: str, value: object, limit: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInputError(f"{name} must be a whole number from 1 to {limit:,}, got {value!r}")
     if not 1 <= value <= limit:
-        raise InvalidInputError(f"{name} must be from 1 to {limit:,}, got {value:,}")
+        raise InvalidInputError(
+            f"{name} must be from 1 to {limit:,}, got {value:,}",
+            code="out_of_range",
+            name=name,
+            low=1,
+            high=limit,
+            value=value,
+        )
     return value
 
 
@@ -88,7 +95,14 @@ def build_scenario(request: SizingRequest, hub: HubLookup | None = None) -> Scen
     users = _check_positive_int("users", request.users, MAX_USERS)
     utilization = request.gpu_memory_utilization
     if not (isinstance(utilization, int | float) and 0.05 <= utilization <= 1.0):
-        raise InvalidInputError(f"gpu_memory_utilization must be between 0.05 and 1.0, got {utilization!r}")
+        raise InvalidInputError(
+            f"gpu_memory_utilization must be between 0.05 and 1.0, got {utilization!r}",
+            code="out_of_range",
+            name="gpu_memory_utilization",
+            low=0.05,
+            high=1.0,
+            value=utilization,
+        )
     engine = check_engine(request.engine)
     host = _host_kind(request.gpu)
     host_note = None
@@ -113,7 +127,11 @@ def build_scenario(request: SizingRequest, hub: HubLookup | None = None) -> Scen
     if precision not in ENGINE_PRECISIONS[engine]:
         raise InvalidInputError(
             f"precision {precision!r} is not a format {ENGINE_LABELS[engine]} loads; "
-            f"valid choices with {engine}: {', '.join(ENGINE_PRECISIONS[engine])}"
+            f"valid choices with {engine}: {', '.join(ENGINE_PRECISIONS[engine])}",
+            code="engine_precision",
+            precision=precision,
+            engine=ENGINE_LABELS[engine],
+            choices=", ".join(ENGINE_PRECISIONS[engine]),
         )
     kv_dtype = check_kv_dtype(request.kv_dtype or ("fp16" if engine in ("llamacpp", "ollama") else "bf16"))
     if kv_dtype not in _ENGINE_KV[engine]:

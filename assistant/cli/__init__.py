@@ -11,6 +11,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from importlib import import_module
+from typing import NoReturn
 
 from tools.errors import SizingError
 
@@ -32,8 +33,15 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 1
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors as one line naming the bad value, not the two-line usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="sizing",
         description="GPU sizing assistant: VRAM arithmetic, card classes, grounded answers.",
     )
@@ -47,7 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from assistant.settings import Settings
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        print(f"sizing {args.command or ''}".rstrip() + f": {_unexpected(args, extra)}", file=sys.stderr)
+        return EXIT_USAGE
     if not getattr(args, "handler", None):
         parser.print_help()
         return EXIT_USAGE
@@ -57,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sizing: invalid setting: {_first_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     logging.basicConfig(
-        level=getattr(logging, settings.log_level.upper(), logging.INFO),
+        level=getattr(logging, settings.log_level.upper(), logging.WARNING),
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
@@ -81,6 +92,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _unexpected(args: argparse.Namespace, extra: list[str]) -> str:
+    """What to write instead of arguments the command does not take (`-70b`, `70 b`)."""
+    shown = " ".join(extra)
+    model = getattr(args, "model", None)
+    if extra[0].startswith("-") and extra[0][1:2].isdigit():
+        return f"{extra[0]!r} is not an option; write the model without a dash, e.g. {extra[0][1:]!r}"
+    if extra[0].startswith("-"):
+        return f"unknown option {extra[0]!r} (see sizing {args.command or ''} --help)".replace("  ", " ")
+    if isinstance(model, str) and model and args.command == "calc":
+        joined = model + "".join(extra)
+        return f"unexpected {shown!r} after the model {model!r}; the model is one word, e.g. {joined!r}"
+    return f"unexpected argument(s) {shown!r} (see sizing {args.command or ''} --help)".replace("  ", " ")
 
 
 def _first_line(exc: BaseException) -> str:

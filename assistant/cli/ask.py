@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from assistant.cli.files import read_failure
 from tools.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -27,6 +29,12 @@ if TYPE_CHECKING:
 # Words that end `sizing chat` (besides end of input).
 EXIT_WORDS = frozenset({"exit", "quit", "salir", ":q", "/exit", "/quit"})
 RESET_WORDS = frozenset({"/reset", "/new"})
+HELP_WORDS = frozenset({"/help", "/?"})
+# A message that is one /word is a command, never a question.
+COMMAND_SHAPE = re.compile(r"/[\w?-]+")
+COMMANDS_LINE = (
+    "commands: /state (remembered slots), /reset (start over), /help, exit or /quit (or type a question)"
+)
 STATE_WORDS = frozenset({"/state", "/slots"})
 # A batch file is read no further than this (a million questions of ordinary length).
 MAX_BATCH_CHARS = 64_000_000
@@ -92,7 +100,7 @@ def _read_batch(source: str) -> list[str]:
             with Path(source).open(encoding="utf-8") as stream:
                 content = stream.read(MAX_BATCH_CHARS + 1)  # /dev/zero is read no further
     except (OSError, UnicodeDecodeError) as error:
-        raise InvalidInputError(f"cannot read the batch file {source}: {error}") from error
+        raise InvalidInputError(f"cannot read the batch file {source!r}: {read_failure(error)}") from None
     if len(content) > MAX_BATCH_CHARS:
         raise InvalidInputError(
             f"the batch file {source} is larger than {MAX_BATCH_CHARS:,} characters; split it into smaller files"
@@ -152,6 +160,10 @@ def chat_loop(assistant: Assistant, lines: TextIO, out: TextIO, err: TextIO, jso
             continue
         if message.lower() in STATE_WORDS:
             out.write(state.model_dump_json(exclude={"history"}) + "\n")
+            continue
+        if COMMAND_SHAPE.fullmatch(message):
+            unknown = "" if message.lower() in HELP_WORDS else f"unknown command {message!r}; "
+            err.write(f"{unknown}{COMMANDS_LINE}\n")
             continue
         reply = assistant.answer(message, state)
         state = reply.state

@@ -22,6 +22,7 @@ import argparse
 import json
 import re
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tools.errors import InvalidInputError
@@ -143,6 +144,25 @@ def parse_count(name: str, value: str) -> int:
     return int(number)
 
 
+def parse_users(value: str) -> int:
+    """--users: a count, or 'max' for the most the machine holds."""
+    try:
+        return parse_count("users", value)
+    except InvalidInputError:
+        raise InvalidInputError(
+            f"--users {value!r} must be a whole number such as 8 or 1k, or max (the most the card holds)"
+        ) from None
+
+
+def measurements_file(path: str) -> str:
+    """A --measurements file that was named must exist: silently sizing without it would mislead."""
+    if not Path(path).is_file():
+        raise InvalidInputError(
+            f"--measurements {path!r}: no such file; give the JSON that sizing calibrate add writes"
+        )
+    return path
+
+
 def parse_whole(name: str, value: str) -> int:
     """A count that may be zero ('0', '4')."""
     if not (value or "").strip().isdigit():
@@ -238,7 +258,7 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
     fields: dict[str, Any] = {
         "model": args.model,
         "context": parse_count("context", args.context),
-        "users": 1 if users_max else parse_count("users", args.users),
+        "users": 1 if users_max else parse_users(args.users),
         "users_max": users_max,
         "input_len": parse_count("input-len", args.input_len) if args.input_len is not None else None,
         "output_len": parse_count("output-len", args.output_len) if args.output_len is not None else None,
@@ -246,7 +266,7 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
         "ttft_ms": parse_ms("ttft-ms", args.ttft_ms),
         "tpot_ms": parse_ms("tpot-ms", args.tpot_ms),
         "service": args.service,
-        "measured": load_measurements(args.measurements) if args.measurements else None,
+        "measured": load_measurements(measurements_file(args.measurements)) if args.measurements else None,
         "kv_dtype": args.kv_dtype,
         "gpu": args.gpu,
         "gpu_memory_utilization": parse_fraction("gpu-memory-utilization", args.gpu_memory_utilization),

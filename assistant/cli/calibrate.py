@@ -161,6 +161,7 @@ def run_add(args: argparse.Namespace, settings: Settings) -> int:
         "output_tok_s_total": args.total_tok_s,
     }
     figures.update({key: value for key, value in typed.items() if value is not None})
+    _check_throughput(figures)
     # A vLLM log has no time to first token: the measurement then leaves TTFT to the model.
     needed = (
         ("input_len", "output_len", "tpot_ms")
@@ -212,3 +213,22 @@ def run_list(args: argparse.Namespace, settings: Settings) -> int:
             f"TPOT {m.tpot_ms:.2f} ms  {m.source}"
         )
     return 0
+
+
+# Prefill pauses make the measured total lower than users × 1000 / TPOT, never much higher.
+_THROUGHPUT_SLACK = 1.25
+
+
+def _check_throughput(figures: dict[str, Any]) -> None:
+    """Refuse a total tokens/s that the TPOT and the number of users cannot produce."""
+    total, tpot, users = (figures.get(key) for key in ("output_tok_s_total", "tpot_ms", "concurrency"))
+    if not (isinstance(total, int | float) and isinstance(tpot, int | float) and isinstance(users, int)):
+        return
+    if tpot <= 0 or users <= 0:
+        return
+    ceiling = users * 1000.0 / tpot
+    if total > ceiling * _THROUGHPUT_SLACK:
+        raise InvalidInputError(
+            f"--total-tok-s {total:,.0f} contradicts --tpot-ms {tpot:g} with --users {users}: "
+            f"{users} users at {tpot:g} ms per token produce at most about {ceiling:,.0f} tokens/s"
+        )

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from assistant.cli.files import read_failure
 from tools.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -43,9 +44,12 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
         try:
             message = Path(args.file).read_text(encoding="utf-8")[:MAX_MESSAGE_CHARS]
         except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidInputError(f"cannot read --file {args.file!r}: {exc.__class__.__name__}") from None
+            raise InvalidInputError(f"cannot read --file {args.file!r}: {read_failure(exc)}") from None
     else:
         message = sys.stdin.read(MAX_MESSAGE_CHARS)
+    if not message.strip():
+        source = f"--file {args.file!r}" if args.file else "standard input"
+        raise InvalidInputError(f"{source} is empty; paste the customer's e-mail or give --file PATH")
     outcome = draft_from_message(
         message,
         customer_name=args.customer,

@@ -64,8 +64,11 @@ def run_export(args: argparse.Namespace, settings: Settings, out: TextIO | None 
 
 
 def run_delete(args: argparse.Namespace, settings: Settings, out: TextIO | None = None) -> int:
-    from assistant.desk.store import open_desk
+    from assistant.desk.errors import InvalidLeadError
+    from assistant.desk.store import EMAIL_SHAPE, open_desk
 
+    if not EMAIL_SHAPE.fullmatch(args.email.strip()):
+        raise InvalidLeadError(f"--email {args.email!r} is not an address like name@company.com")
     deleted = open_desk(settings).delete_leads(args.email)
     (out or sys.stdout).write(
         f"deleted {deleted} lead{'s' if deleted != 1 else ''} for {args.email.strip().lower()}\n"

@@ -54,6 +54,10 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
             low = float(args.low_score)
         except ValueError:
             raise InvalidInputError(f"--low-score {args.low_score!r} must be a number such as 0.87") from None
+        if not 0.0 <= low <= 1.0:
+            raise InvalidInputError(
+                f"--low-score {args.low_score!r} must be from 0 to 1 (a retrieval score), such as 0.87"
+            )
     report = build_report(open_desk(settings), since, low)
     stream = out or sys.stdout
     if args.json:

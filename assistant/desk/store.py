@@ -58,11 +58,17 @@ class LeadForm:
         # Name and company are one line each: they go into e-mail headers and CSV rows.
         name, email = " ".join(self.name.split()), self.email.strip()
         if not name:
-            raise InvalidLeadError("name is empty; write the name the engineer should ask for")
+            raise InvalidLeadError(
+                "name is empty; write the name the engineer should ask for", code="no_name"
+            )
         if not EMAIL_SHAPE.fullmatch(email):
-            raise InvalidLeadError(f"e-mail {email!r} is not an address like name@company.com")
+            raise InvalidLeadError(
+                f"e-mail {email!r} is not an address like name@company.com", code="bad_email", email=email
+            )
         if not self.consent:
-            raise InvalidLeadError("consent is not given; the details are stored only with consent")
+            raise InvalidLeadError(
+                "consent is not given; the details are stored only with consent", code="no_consent"
+            )
         values = {
             "name": name,
             "email": email,

@@ -42,15 +42,16 @@ class TaskFileError(EvalError, InvalidInputError):
     Carries the problem as a code of TASK_PROBLEMS and its values, so that each front end
     words it in its reader's language; `str()` is the English `source:line: problem`."""
 
+    code: str
+
     def __init__(self, source: str, line: int | None, code: str, **params: object) -> None:
         if code not in TASK_PROBLEMS:
             raise ValueError(f"unknown task-file problem code {code!r}")
         self.source = source
         self.line = line
-        self.code = code
         self.params = params
         where = f"{source}:{line}" if line is not None else source
-        super().__init__(f"{where}: {self.problem}")
+        super().__init__(f"{where}: {TASK_PROBLEMS[code].format(**params)}", code=code, **params)
 
     @property
     def problem(self) -> str:

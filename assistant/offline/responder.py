@@ -29,6 +29,7 @@ from assistant.offline.texts import FaqEntry, Texts, faq_entries, texts
 from assistant.offline.understanding import Understanding, understand
 from assistant.schemas import ConversationState, Language, Source, Step
 from tools import SizingResult
+from tools.error_texts import localized
 from tools.errors import SizingError
 
 log = logging.getLogger("sizing.offline")
@@ -270,7 +271,9 @@ class OfflineResponder:
                 return asked.answer_comparison(sides, words, question), "search_compare"
         except SizingError as error:
             record(Step(kind="calculate", title=words.step("calculate"), detail=str(error), status="error"))
-            return asked.Asked(lead=[words.fill("calc_error", error=str(error))]), "search_sizing"
+            return asked.Asked(
+                lead=[words.fill("calc_error", error=localized(error, words.language))]
+            ), "search_sizing"
         return None
 
     def _compose_asked(
@@ -301,7 +304,7 @@ class OfflineResponder:
             outcome = run_plan(plan)
         except SizingError as error:
             record(Step(kind="calculate", title=title, detail=str(error), status="error"))
-            return words.fill("calc_error", error=str(error))
+            return words.fill("calc_error", error=localized(error, words.language))
         for result in outcome.shown:
             detail = f"{result.model.name} · {result.precision} · {composer.gb(result.total_gb, words)} GB"
             record(Step(kind="calculate", title=title, detail=detail))

@@ -32,6 +32,7 @@ from assistant.ui.chart import empty_chart_html, memory_chart_html, performance_
 from assistant.ui.chat_view import AnswerView, follow_up_suggestions
 from assistant.ui.session import VisitorSession
 from assistant.ui.texts import Lang, text
+from tools.error_texts import localized
 from tools.errors import InvalidInputError, SizingError
 
 if TYPE_CHECKING:
@@ -192,7 +193,7 @@ def stream_chat(
                 continue
             yield render(), session
     except SizingError as exc:
-        answer = text("cannot_answer", lang, message=str(exc))
+        answer = text("cannot_answer", lang, message=localized(exc, lang))
         yield render(), session
         return
     except Exception:  # the visitor gets one polite line; the details go to the log
@@ -254,7 +255,7 @@ def answer_once(
     try:
         reply = assistant.answer(message, session.conversation)
     except SizingError as exc:
-        return text("cannot_answer", lang, message=str(exc)), session
+        return text("cannot_answer", lang, message=localized(exc, lang)), session
     except Exception:
         log.exception("chat API call failed")
         return text("internal_error", lang), session
@@ -291,10 +292,16 @@ class CalculatorView:
 
 
 def _whole_number(value: float | None, name: str) -> int:
+    """`name` is a field key of tools/data/texts.json (error_field_NAME) so the message can be translated."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        raise InvalidInputError(f"{name} is empty")
+        raise InvalidInputError(f"{name.replace('_', ' ')} is empty", code="empty", name=name)
     if float(value) != int(value):
-        raise InvalidInputError(f"{name} must be a whole number, not {value}")
+        raise InvalidInputError(
+            f"{name.replace('_', ' ')} must be a whole number, not {value}",
+            code="not_whole",
+            name=name,
+            value=value,
+        )
     return int(value)
 
 
@@ -313,12 +320,12 @@ def build_request(inputs: CalculatorInputs, lang: Lang) -> SizingRequest:
         "precision": inputs.precision,
         "kv_dtype": inputs.kv_dtype or None,
         "context": _whole_number(inputs.context, "context"),
-        "users": _whole_number(inputs.users, "concurrent users"),
+        "users": _whole_number(inputs.users, "users"),
         "engine": inputs.engine,
         "lang": lang,
     }
     if inputs.card:
-        count = _whole_number(inputs.card_count if inputs.card_count is not None else 1, "number of cards")
+        count = _whole_number(inputs.card_count if inputs.card_count is not None else 1, "card_count")
         fields["gpu"] = inputs.card if count == 1 else f"{inputs.card}:{count}"
     if inputs.config_path:
         config = read_config_file(inputs.config_path)
@@ -420,7 +427,7 @@ def calculator_view(inputs: CalculatorInputs, lang: Lang, hub: HubLookup | None 
         request = build_request(inputs, lang)
         result = calculate_vram(request, hub=hub)
     except SizingError as exc:
-        message = str(exc)
+        message = localized(exc, lang)
         return CalculatorView(
             chart_html=empty_chart_html(text("bad_input", lang, message=message)),
             verdict_markdown=f"⚠ **{text('bad_input', lang, message=_md_cell(message))}**",

@@ -70,7 +70,9 @@ def hand_off(
     try:
         lead = submit_lead(desk, settings, form, lang, transcript, calculations)
     except InvalidLeadError as exc:
-        return HandoffResult(False, desk_text("lead_invalid", lang, reason=plain(str(exc), 300)))
+        return HandoffResult(
+            False, desk_text("lead_invalid", lang, reason=plain(lead_reason(exc, lang), 300))
+        )
     except DeskUnavailableError as exc:
         log.warning("handoff: %s", exc)
         return HandoffResult(False, desk_text("desk_unavailable", lang))
@@ -190,3 +192,11 @@ def register_handoff_api(desk: DeskStore | None, settings: Settings, session: An
         api_name="handoff",
         api_description="Ask for an engineer: name, email, company, message, consent; stores this visitor's conversation.",
     )
+
+
+def lead_reason(exc: InvalidLeadError, lang: Lang) -> str:
+    """Why the form was refused, in the visitor's language where the error has a code."""
+    try:
+        return desk_text(f"lead_error_{exc.code}", lang, **exc.values) if exc.code else str(exc)
+    except KeyError:  # a code without a sentence in desk_ui.yaml
+        return str(exc)
