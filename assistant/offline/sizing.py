@@ -140,6 +140,13 @@ class SizingPlan:
             "tpot_ms": self.tpot_ms,
             "input_len": self.input_len,
             "output_len": self.output_len,
+        }
+        return {key: value for key, value in said.items() if value is not None}
+
+    @property
+    def engine_options(self) -> dict[str, object]:
+        """The SizingRequest fields of engine options that were said (LoRA slots, a draft model)."""
+        said = {
             "max_loras": self.max_loras,
             "max_lora_rank": self.max_lora_rank,
             "draft_model": self.draft_model,
@@ -159,6 +166,7 @@ class SizingPlan:
                 lang=self.language,
                 **({"gpu_memory_utilization": self.utilization} if self.utilization else {}),
                 **self.workload,
+                **self.engine_options,
             )
             for precision in self.precisions
         ]
