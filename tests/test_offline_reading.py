@@ -196,3 +196,22 @@ def test_one_bad_number_does_not_lock_the_conversation() -> None:
 )
 def test_typos_of_model_families(message: str, model: str) -> None:
     assert understand(message).model == model
+
+
+def test_a_refused_value_still_gets_a_sized_answer_on_the_earlier_facts() -> None:
+    from assistant.offline.responder import OfflineResponder
+
+    responder = OfflineResponder(None)
+    state = responder.respond("llama 3.1 8b en int4", ConversationState(), "es").state
+    reply = responder.respond("y con 0 usuarios", state, "es")
+    assert reply.calculations and reply.calculations[0].users == 1
+    assert reply.state.users is None
+
+
+@pytest.mark.parametrize(
+    "message", ["macbook air m4 16gb qwen 2.5 7b at 8 bits", "servidor sin gpu 64 gb ddr5, llama 3.1 8b int8"]
+)
+def test_never_an_int8_request_on_a_llamacpp_host(message: str) -> None:
+    _, plan = _plan(message)
+    assert plan is not None and plan.engine == "llamacpp"
+    assert all(precision in ("q8_0", "q4_k_m") for precision in plan.precisions)
