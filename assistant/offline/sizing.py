@@ -259,7 +259,7 @@ def plan_sizing(
         precisions, side_by_side = (SIDE_BY_SIDE_GGUF if gguf else SIDE_BY_SIDE), True
     if gguf:
         precisions = tuple(GGUF_EQUIVALENT.get(precision, precision) for precision in precisions)
-    if state.context is None and not (state.input_len and state.output_len):
+    if state.context is None:
         assumed.append("context")
     users = state.users
     if users is None and state.head_count:
@@ -273,8 +273,6 @@ def plan_sizing(
     card_class = state.gpu if state.gpu in class_ids else None
     notes = list(understanding.notes) if understanding else []
     context = state.context
-    if context is None and state.input_len and state.output_len:
-        context = state.input_len + state.output_len  # one request's prompt and answer
     limit = model_context_limit(state.model) if context else None
     if context and limit and context > limit[1]:  # sized as asked, and said
         notes.append(note("context_over_model", model=limit[0], limit=limit[1], value=context))
