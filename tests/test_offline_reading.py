@@ -215,3 +215,8 @@ def test_never_an_int8_request_on_a_llamacpp_host(message: str) -> None:
     _, plan = _plan(message)
     assert plan is not None and plan.engine == "llamacpp"
     assert all(precision in ("q8_0", "q4_k_m") for precision in plan.precisions)
+
+
+@pytest.mark.parametrize("message", ["q modelo me entra en una 4090", "k modelo puedo usar con 24gb"])
+def test_the_texting_abbreviation_of_que_still_asks_for_the_largest_model(message: str) -> None:
+    assert understand(message).question == "largest_model"
