@@ -91,6 +91,12 @@ class ConversationState(BaseModel):
     rate: float | None = Field(default=None, gt=0, description="Offered requests per second, when said.")
     ttft_ms: float | None = Field(default=None, gt=0, description="Target time to first token, ms.")
     tpot_ms: float | None = Field(default=None, gt=0, description="Target time per output token, ms.")
+    input_len: int | None = Field(default=None, gt=0, description="Prompt tokens per request, when said.")
+    output_len: int | None = Field(default=None, gt=0, description="Answer tokens per request, when said.")
+    # Engine options the visitor's command line or words set (SizingRequest fields of the same name).
+    max_loras: int | None = Field(default=None, gt=0, description="LoRA adapter slots (--max-loras).")
+    max_lora_rank: int | None = Field(default=None, gt=0, description="--max-lora-rank of those slots.")
+    draft_model: str | None = Field(default=None, description="Speculative-decoding draft model id.")
     language: Language | None = Field(default=None, description="Language of the last answer.")
     history: list[Turn] = Field(default_factory=list, description=f"The last {HISTORY_TURNS} messages.")
 

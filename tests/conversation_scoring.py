@@ -320,8 +320,11 @@ def score_turn(
         checks[f"search:{pattern}"] = any(re.search(pattern, query, flags=re.IGNORECASE) for query in queries)
     if "hardware" in case:
         named, memory = case["hardware"]["named"], case["hardware"]["memory_gb"]
+        # Sized on hardware of the memory said: the usable figure, or (for a Mac, whose GPU may
+        # wire only part of its unified memory) the catalog host's physical memory.
         sized_there = any(
             abs(option.usable_gb - memory) <= 0.15 * memory
+            or abs(_physical_gb(option.card) - memory) <= 0.15 * memory
             for result in calculations
             for option in result.options[:1]
             if option.card
@@ -383,3 +386,11 @@ def score_conversations(conversations: Iterable[dict[str, Any]]) -> list[Score]:
             Score(conversation["id"], f"conv:{conversation['kind']}", "/".join(sorted(langs)), checks)
         )
     return scores
+
+
+def _physical_gb(card_id: str) -> float:
+    """A catalog card's physical memory in decimal GB (its marketed figure)."""
+    import tools
+
+    card = next((card for card in tools.list_cards() if card.id == card_id), None)
+    return card.memory_mib * 1024 * 1024 / 1e9 if card else 0.0

@@ -263,7 +263,7 @@ EVERYDAY: list[tuple[str, dict[str, Any]]] = [
     ("llama 3.1 8b on an rtx 3080", {"gpu": "rtx-3080", "unknown_hardware": None}),
     ("una rtx 2060 de 12gb", {"gpu": "12gb", "unknown_hardware": "rtx 2060"}),
     ("llama 3.1 8b on an rtx 2070", {"gpu": None, "unknown_hardware": "rtx 2070"}),
-    ("Mac mini 64GB", {"gpu": "64gb", "hardware_kind": "apple"}),
+    ("Mac mini 64GB", {"gpu": "apple-m4-pro-64gb", "hardware_kind": "apple"}),
     ("servidor sin gpu con 256 GB de RAM", {"gpu": "256gb", "hardware_kind": "cpu"}),
     ("H100 or H200 for a 70B", {"cards": ("h100-80gb", "h200"), "comparison": True}),
     ("no, en una l4, no en la l40s", {"cards": ("l4",)}),

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from assistant.offline.notes import ReadingNote, note
 from assistant.offline.understanding import Understanding, catalog, load_yaml, name_key
 from assistant.schemas import ConversationState, Language
 from tools import SizingRequest, SizingResult, calculate_vram, default_engine
@@ -43,6 +44,31 @@ def native_formats() -> dict[str, str]:
 def engine_defaults() -> dict[str, str]:
     """Engine id -> the format it pulls when no precision is named (data/native_formats.yaml)."""
     return dict(load_yaml("native_formats.yaml").get("engine_defaults", {}))
+
+
+@lru_cache(maxsize=1)
+def host_defaults() -> dict[str, str]:
+    """Host kind ("apple", "cpu") -> the GGUF file sized when no precision is named."""
+    return dict(load_yaml("native_formats.yaml").get("host_defaults", {}))
+
+
+def host_kind(gpu: str | None) -> str | None:
+    """ "apple" or "cpu" when the card is one of the catalog's Apple or CPU-only hosts."""
+    kind = catalog().kinds.get((gpu or "").split(":")[0])
+    return kind if kind in ("apple", "cpu") else None
+
+
+def model_context_limit(model: str) -> tuple[str, int] | None:
+    """(the model's name, the longest context it reads), when the catalog knows it."""
+    from tools.catalog import resolve
+    from tools.errors import SizingError
+
+    try:
+        resolved = resolve(model)
+    except SizingError:
+        return None
+    limit = resolved.arch.max_position_embeddings
+    return (resolved.info.name, int(limit)) if limit else None
 
 
 @lru_cache(maxsize=1)
@@ -97,11 +123,35 @@ class SizingPlan:
     rate: float | None = None
     ttft_ms: float | None = None
     tpot_ms: float | None = None
+    input_len: int | None = None
+    output_len: int | None = None
+    max_loras: int | None = None  # LoRA adapter slots served (--max-loras)
+    max_lora_rank: int | None = None
+    draft_model: str | None = None  # speculative decoding's draft model
+    # What the message said that could not be used as written, for the answer to show.
+    notes: tuple[ReadingNote, ...] = ()
 
     @property
     def workload(self) -> dict[str, object]:
         """The SizingRequest fields of the workload that were said."""
-        said = {"service": self.service, "rate": self.rate, "ttft_ms": self.ttft_ms, "tpot_ms": self.tpot_ms}
+        said = {
+            "service": self.service,
+            "rate": self.rate,
+            "ttft_ms": self.ttft_ms,
+            "tpot_ms": self.tpot_ms,
+            "input_len": self.input_len,
+            "output_len": self.output_len,
+        }
+        return {key: value for key, value in said.items() if value is not None}
+
+    @property
+    def engine_options(self) -> dict[str, object]:
+        """The SizingRequest fields of engine options that were said (LoRA slots, a draft model)."""
+        said = {
+            "max_loras": self.max_loras,
+            "max_lora_rank": self.max_lora_rank,
+            "draft_model": self.draft_model,
+        }
         return {key: value for key, value in said.items() if value is not None}
 
     def requests(self, *, on_card: bool = True) -> list[SizingRequest]:
@@ -117,6 +167,7 @@ class SizingPlan:
                 lang=self.language,
                 **({"gpu_memory_utilization": self.utilization} if self.utilization else {}),
                 **self.workload,
+                **self.engine_options,
             )
             for precision in self.precisions
         ]
@@ -153,7 +204,8 @@ def merge_slots(state: ConversationState, understanding: Understanding) -> Conve
             updates[name] = value
     if understanding.utilization is not None:
         updates["gpu_memory_utilization"] = understanding.utilization
-    for name in ("service", "rate", "ttft_ms", "tpot_ms"):
+    names = ("service", "rate", "ttft_ms", "tpot_ms", "input_len", "output_len", "max_loras", "max_lora_rank")
+    for name in (*names, "draft_model"):
         value = getattr(understanding, name)
         if value is not None:
             updates[name] = value
@@ -162,7 +214,8 @@ def merge_slots(state: ConversationState, understanding: Understanding) -> Conve
     if understanding.gpu or understanding.card_class:
         updates["gpu"] = understanding.gpu or understanding.card_class
         # Apple unified memory and CPU servers run llama.cpp (the articles), unless an engine is named.
-        if understanding.hardware_kind and not understanding.engine and not state.engine:
+        # A Mac or CPU host named after a GPU engine still runs a GGUF engine.
+        if understanding.hardware_kind and not understanding.engine and state.engine not in GGUF_ENGINES:
             updates["engine"] = "llamacpp"
     elif understanding.unknown_hardware or understanding.hardware_kind:
         updates["gpu"] = None  # never size the earlier card in place of hardware we do not know
@@ -185,6 +238,8 @@ def plan_sizing(
     assumed = []
     native = native_formats().get(state.model)
     pulled = engine_defaults().get(state.engine or "")
+    host = host_defaults().get(host_kind(state.gpu) or "") if gguf else None
+    release = bool(understanding and understanding.repo_release and not gguf)
     if named:
         precisions, side_by_side = named, False
     elif state.precision:
@@ -192,6 +247,12 @@ def plan_sizing(
     elif native:
         precisions, side_by_side = (native,), False
         assumed.append("native")
+    elif host:
+        precisions, side_by_side = (host,), False
+        assumed.append("host_gguf")
+    elif release:
+        precisions, side_by_side = ("bf16",), False
+        assumed.append("release")
     elif pulled:
         precisions, side_by_side = (pulled,), False
         assumed.append("engine_default")
@@ -211,11 +272,16 @@ def plan_sizing(
         assumed.append("quantized")
     class_ids = catalog().class_ids
     card_class = state.gpu if state.gpu in class_ids else None
+    notes = list(understanding.notes) if understanding else []
+    context = state.context
+    limit = model_context_limit(state.model) if context else None
+    if context and limit and context > limit[1]:  # sized as asked, and said
+        notes.append(note("context_over_model", model=limit[0], limit=limit[1], value=context))
     return SizingPlan(
         model=state.model,
         precisions=precisions,
         side_by_side=side_by_side,
-        context=state.context or DEFAULT_CONTEXT,
+        context=context or DEFAULT_CONTEXT,
         users=users or DEFAULT_USERS,
         engine=state.engine,
         kv_dtype=state.kv_dtype,
@@ -229,6 +295,12 @@ def plan_sizing(
         rate=state.rate,
         ttft_ms=state.ttft_ms,
         tpot_ms=state.tpot_ms,
+        input_len=state.input_len,
+        output_len=state.output_len,
+        max_loras=state.max_loras,
+        max_lora_rank=state.max_lora_rank,
+        draft_model=state.draft_model,
+        notes=tuple(notes),
     )
 
 

@@ -20,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from assistant.offline.notes import ReadingNote, note
 from assistant.offline.workload import WorkloadPatterns, compile_patterns, find_workload
 from assistant.schemas import Language
 
@@ -58,6 +59,14 @@ class Understanding:
     rate: float | None = None
     ttft_ms: float | None = None
     tpot_ms: float | None = None
+    input_len: int | None = None  # prompt tokens per request ("1000 tokens in")
+    output_len: int | None = None  # answer tokens per request ("200 out")
+    max_loras: int | None = None  # LoRA adapter slots served at once (--max-loras), not fine-tuning
+    max_lora_rank: int | None = None
+    draft_model: str | None = None  # speculative decoding's draft model: not a second model to compare
+    repo_release: bool = False  # a Hub repo id of the 16-bit release checkpoint ("Qwen/Qwen2.5-7B-Instruct")
+    # Values written that could not be used as written, each said in the answer (data/reading_notes.yaml).
+    notes: tuple[ReadingNote, ...] = ()
     model_precisions: tuple[
         str | None, ...
     ] = ()  # per model (model, *other_models): the precision next to it
@@ -90,6 +99,11 @@ class Understanding:
                 self.rate,
                 self.ttft_ms,
                 self.tpot_ms,
+                self.input_len,
+                self.output_len,
+                self.max_loras,
+                self.draft_model,
+                self.notes,
             )
         )
 
@@ -177,6 +191,14 @@ class Lexicon:
     injection: re.Pattern[str]
     faq_triggers: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]
     workload: WorkloadPatterns
+    lora_slots: re.Pattern[str]
+    lora_enable: re.Pattern[str]
+    lora_rank: re.Pattern[str]
+    lora_default_slots: int
+    draft: re.Pattern[str]
+    input_len: re.Pattern[str]
+    output_len: re.Pattern[str]
+    quantized_repo: re.Pattern[str]
 
 
 def load_yaml(name: str) -> Any:
@@ -238,6 +260,14 @@ def lexicon() -> Lexicon:
             (entry["id"], tuple(re.compile(pattern) for pattern in entry["triggers"])) for entry in faq
         ),
         workload=compile_patterns(raw["workload"]),
+        lora_slots=re.compile(raw["lora_slots"]),
+        lora_enable=re.compile(raw["lora_enable"]),
+        lora_rank=re.compile(raw["lora_rank"]),
+        lora_default_slots=int(raw["lora_default_slots"]),
+        draft=re.compile(raw["draft"]),
+        input_len=re.compile(raw["input_len"]),
+        output_len=re.compile(raw["output_len"]),
+        quantized_repo=re.compile(raw["quantized_repo"]),
     )
 
 
@@ -270,6 +300,7 @@ class Catalog:
     spelled_card_keys: frozenset[str]  # keys that are a catalog card's own name, id or alias
     cards: tuple[CardName, ...]
     class_ids: frozenset[str]
+    kinds: dict[str, str]  # card id -> "gpu", "apple" or "cpu"
 
 
 # Words that say how a card is packaged rather than which card it is ("H100 SXM" is still an H100).
@@ -329,6 +360,7 @@ def catalog() -> Catalog:
         spelled_card_keys=spelled,
         cards=tuple(cards),
         class_ids=frozenset(card_class.id for card_class in tools.card_classes()),
+        kinds={card.id: card.kind for card in tools.list_cards()},
     )
 
 
@@ -371,19 +403,28 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     found["budget"] = message_span(message, budget) if budget else None
     text, found["utilization"] = _find_utilization(text, lex)
     text, tensor_parallel = _find_tensor_parallel(text, lex)
+    notes: list[ReadingNote] = []
     text, load = find_workload(text, lex.workload)
     found.update(service=load.service, rate=load.rate, ttft_ms=load.ttft_ms, tpot_ms=load.tpot_ms)
+    text, found["input_len"], found["output_len"] = _find_lengths(text, lex)
+    text, task_text, found["max_loras"], found["max_lora_rank"] = _find_lora(text, folded, lex)
+    found["repo_release"] = _names_release_repo(text, lex)
+    text = _fix_family_typos(text)
+    text, found["draft_model"] = _find_draft(text, lex)
+    if found["draft_model"]:
+        found["comparison"] = False
 
-    text, models = _find_models(text)
+    text, models = _find_models(text, notes)
     kept = [model for model in models if not model.ruled_out]
     if kept:
         found["model"], found["model_label"] = kept[0].model_id, kept[0].label
         found["other_models"] = tuple(model.model_id for model in kept[1:])
-    text, cards = _find_cards(text, tensor_parallel)
+    text, cards = _find_cards(text, tensor_parallel, notes)
+    said_kind = "apple" if lex.apple.search(text) else "cpu" if lex.cpu.search(text) else None
+    cards, found["hardware_kind"] = _host_cards(cards, said_kind, folded)
     if cards:
         found["gpu"], found["card_class"] = cards[0]
         found["cards"] = tuple(gpu or card_class or "" for gpu, card_class in cards)
-    found["hardware_kind"] = "apple" if lex.apple.search(text) else "cpu" if lex.cpu.search(text) else None
     unknown = lex.unknown_hardware.search(text)  # catalog cards are blanked by now
     if unknown:
         found["unknown_hardware"] = message_span(message, unknown.group(0))
@@ -397,13 +438,15 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     found["engine"] = next((engine for pattern, engine in lex.engine if pattern.search(text)), None)
     text = _digits_for_number_words(text, lex)
     text, found["head_count"] = _find_head_count(text, lex)
-    text, found["users"] = _find_users(text, lex)
-    text, found["context"] = _find_context(text, lex)
+    text, found["users"] = _find_users(text, lex, notes)
+    text, found["context"] = _find_context(text, lex, notes)
     # The workload is read from the whole message: "QLoRA" names a precision and a task at once.
-    found["tasks"] = next((task for pattern, task in lex.tasks if pattern.search(folded)), None)
+    found["tasks"] = next((task for pattern, task in lex.tasks if pattern.search(task_text)), None)
     if found["tasks"] == "finetuning" and found["question"] is None:
         found["question"] = "finetuning"
-    return Understanding(language=language, language_confident=confident, faq=faq, **found)
+    return Understanding(
+        language=language, language_confident=confident, faq=faq, notes=tuple(notes), **found
+    )
 
 
 def message_span(message: str, folded: str) -> str:
@@ -418,6 +461,107 @@ def _unique_in_order(items: Iterable[str]) -> tuple[str, ...]:
         if item not in ordered:
             ordered.append(item)
     return tuple(ordered)
+
+
+def _first_number(match: re.Match[str]) -> tuple[str, str | None] | None:
+    """The first (number, suffix) group pair a multi-branch pattern filled."""
+    groups = match.groups()
+    for index in range(0, len(groups) - 1, 2):
+        if groups[index]:
+            return groups[index], groups[index + 1]
+    return None
+
+
+def _find_lengths(text: str, lex: Lexicon) -> tuple[str, int | None, int | None]:
+    """ "1000 tokens in and 200 out", "prompts of 4k tokens": per-request lengths, never a context."""
+    lengths: list[int | None] = []
+    for pattern in (lex.input_len, lex.output_len):
+        match = pattern.search(text)
+        read = _first_number(match) if match else None
+        value = _scaled(read[0], read[1], 1000) if read else None
+        if match and value:
+            text = _blank(text, match.start(), match.end())
+        lengths.append(value)
+    return text, lengths[0], lengths[1]
+
+
+def _find_lora(text: str, folded: str, lex: Lexicon) -> tuple[str, str, int | None, int | None]:
+    """LoRA adapters served at once (vLLM --enable-lora/--max-loras): slots, the rank, and the
+    message with those spans blanked for the task reading (serving adapters is not fine-tuning)."""
+    slots_match = lex.lora_slots.search(text)
+    enabled = lex.lora_enable.search(text)
+    if not slots_match and not enabled:
+        return text, folded, None, None
+    slots = int(next(group for group in slots_match.groups() if group)) if slots_match else None
+    rank_match = lex.lora_rank.search(text)
+    rank = int(next(group for group in rank_match.groups() if group)) if rank_match else None
+    task_text = folded
+    for match in (slots_match, enabled, rank_match):
+        if match:
+            text = _blank(text, match.start(), match.end())
+            task_text = _blank(task_text, match.start(), match.end())
+    return text, task_text, max(1, slots or lex.lora_default_slots), rank
+
+
+_REPO_ID = re.compile(r"(?<![\w/])[a-z][\w.-]+/([\w.-]*\d[\w.-]*)")
+
+
+def _names_release_repo(text: str, lex: Lexicon) -> bool:
+    """A Hub repo id ("Qwen/Qwen2.5-32B-Instruct") whose name marks no quantized upload: the
+    16-bit checkpoint the model is released as."""
+    repos = [match.group(1) for match in _REPO_ID.finditer(text)]
+    return bool(repos) and not any(lex.quantized_repo.search(repo) for repo in repos)
+
+
+def _edit_distance_one(word: str, target: str) -> bool:
+    """One insertion, deletion, substitution or swap of neighbours apart."""
+    if word == target or abs(len(word) - len(target)) > 1:
+        return False
+    if len(word) == len(target):
+        diffs = [index for index, (a, b) in enumerate(zip(word, target, strict=True)) if a != b]
+        if len(diffs) == 1:
+            return True
+        first, second = [*diffs, 0, 0][:2]
+        return (
+            len(diffs) == 2
+            and second == first + 1
+            and word[first] == target[second]
+            and word[second] == target[first]
+        )
+    short, long_ = sorted((word, target), key=len)
+    return any(long_[:index] + long_[index + 1 :] == short for index in range(len(long_)))
+
+
+def _fix_family_typos(text: str) -> str:
+    """ "lama 3 70b", "quen 2.5 7b": a word one typo away from a catalog family, followed by a
+    version or size, is that family."""
+    families = [family for family in catalog().families if len(family) >= 4 and family.isalpha()]
+
+    def fixed(match: re.Match[str]) -> str:
+        word = match.group(1)
+        if word in families:
+            return word
+        near = [family for family in families if _edit_distance_one(word, family)]
+        return near[0] if len(near) == 1 else word
+
+    return re.sub(r"\b([a-z]{4,})(?=[\s-]*\d)", fixed, text)
+
+
+def _find_draft(text: str, lex: Lexicon) -> tuple[str, str | None]:
+    """Speculative decoding's draft model ("--draft llama-3.2-1b", "speculative decoding with
+    Llama 3.2 1B"), with its name blanked so it is not a second model to compare."""
+    match = lex.draft.search(text)
+    if not match:
+        return text, None
+    group = next(index for index in range(1, (match.lastindex or 0) + 1) if match.group(index))
+    span = match.group(group)
+    blanked, models = _find_models(span, [])
+    if not models:
+        return text, None
+    start = match.start(group)
+    text = _blank(text, match.start(), start)
+    last = max(index for index, (a, b) in enumerate(zip(span, blanked, strict=True)) if a != b)
+    return _blank(text, start, start + last + 1), models[0].model_id
 
 
 def _find_budget(text: str, lex: Lexicon) -> tuple[str, str | None]:
@@ -470,7 +614,7 @@ def _ruled_out(text: str, position: int) -> bool:
     return bool(lexicon().ruled_out.search(text[max(0, position - 24) : position]))
 
 
-def _find_models(text: str) -> tuple[str, list[FoundModel]]:
+def _find_models(text: str, notes: list[ReadingNote]) -> tuple[str, list[FoundModel]]:
     """Catalog aliases first, then "<family> <size>", then a bare size ("70B", "70.000 millones")."""
     cat = catalog()
     lex = lexicon()
@@ -512,6 +656,9 @@ def _find_models(text: str) -> tuple[str, list[FoundModel]]:
         ruled_out = _ruled_out(original, position)
         if family_model and all(model.model_id != family_model.model_id for model in found):
             found.append(FoundModel(position, family_model.model_id, family_model.label, ruled_out))
+            written = _other_version(keyed, family_model, size_b)
+            if written and not ruled_out:
+                notes.append(note("model_substituted", written=written, label=family_model.label))
         elif not family_model:
             found.append(FoundModel(position, f"{size_b:g}b", f"{size_b:g}B", ruled_out))
     if not sizes:  # a family alias with no size ("mixtral", "llama3.1") names the catalog's default
@@ -558,6 +705,20 @@ def _blank_name_in_text(text: str, key: str) -> tuple[str, int]:
     return (_blank(text, match.start(), match.end()), match.start()) if match else (text, 0)
 
 
+def _other_version(keyed_text: str, model: ModelName, size_b: float) -> str | None:
+    """ "Llama 2 70B" when the text names a version of the family that the matched catalog model
+    is not (the catalog's Llama 3.1 70B stands in for it); None when the versions agree."""
+    family = re.escape(model.family)
+    written = re.search(rf"\b{family} (\d+(?:\.\d+)?) (?:[a-z]+ )?{size_b:g} ?b\b", keyed_text)
+    own = re.search(rf"\b{family} (\d+(?:\.\d+)?)\b", name_key(model.label))
+    if not written or not own:
+        return None
+    version, own_version = written.group(1), own.group(1)
+    if own_version == version or own_version.startswith(version + "."):
+        return None
+    return f"{model.family.capitalize()} {version} {size_b:g}B"
+
+
 def _family_model(keyed_text: str, size_b: float) -> ModelName | None:
     """The first catalog model of a family named in the text whose size is within 10% of size_b."""
     cat = catalog()
@@ -576,7 +737,9 @@ def _count(word: str | None) -> int:
     return int(lexicon().number_words.get(word, 1))
 
 
-def _find_cards(text: str, tensor_parallel: int | None) -> tuple[str, list[tuple[str | None, str | None]]]:
+def _find_cards(
+    text: str, tensor_parallel: int | None, notes: list[ReadingNote]
+) -> tuple[str, list[tuple[str | None, str | None]]]:
     """Every card named ("2x H100", "RTX 4090 de 24GB", "a 12 GB card") or card class written as
     memory ("2x80GB"), in the order written, without those a correction rules out.
 
@@ -596,8 +759,14 @@ def _find_cards(text: str, tensor_parallel: int | None) -> tuple[str, list[tuple
         pattern = rf"(?:(?<![a-z0-9])|(?<=\dx)){re.escape(key)}s?(?![a-z0-9]){quantity}"
         for match in list(re.finditer(pattern, text)):
             card = _pick_card(cards, text, key in cat.spelled_card_keys)
-            count_match = lex.card_count.search(text[max(0, match.start() - 12) : match.start()])
+            before = text[max(0, match.start() - 12) : match.start()]
+            count_match = lex.card_count.search(before)
             count = _count(count_match.group(1) if count_match else None)
+            fraction = _FRACTION_COUNT.search(before)
+            if fraction and not count_match:
+                notes.append(note("gpu_count_fraction", value=fraction.group(1), used=count))
+                start = max(0, match.start() - 12) + fraction.start()
+                text = _blank(text, start, match.start())
             if count == 1 and tensor_parallel:
                 count = tensor_parallel
             text = _blank(text, match.start(), match.end())
@@ -631,6 +800,67 @@ def _find_cards(text: str, tensor_parallel: int | None) -> tuple[str, list[tuple
         if item not in unique:
             unique.append(item)
     return text, unique
+
+
+_FRACTION_COUNT = re.compile(r"(?<![\w.,])(\d+[.,]\d+)\s*(?:x|\*)?\s*$")
+
+
+def _host_cards(
+    cards: list[tuple[str | None, str | None]], said_kind: str | None, folded: str
+) -> tuple[list[tuple[str | None, str | None]], str | None]:
+    """Apple and CPU-only hosts as the catalog's apple-* / cpu-* entries, and the host kind.
+
+    A catalog Apple or CPU entry named is that host; a memory figure said with "Mac" or "no GPU"
+    ("128 GB de RAM sin GPU") is the host entry of that memory (and chip or DDR generation, where said).
+    """
+    cat = catalog()
+    if cards and cards[0][0]:
+        kind = cat.kinds.get(cards[0][0].split(":")[0])
+        if kind in ("apple", "cpu"):
+            return cards, kind
+    if said_kind is None:
+        if cards or not re.search(r"\bddr[345]\b", folded):
+            return cards, None
+        said_kind = "cpu"
+    memory = None
+    if cards and not (cards[0][0] and cards[0][0].split(":")[0] in cat.kinds):
+        written = re.match(r"(?:\d+x)?(\d+)gb", cards[0][1] or cards[0][0] or "")
+        memory = float(written.group(1)) if written else None
+    elif cards:
+        return cards, said_kind  # a GPU named beside "no GPU" words: keep what was named
+    host = _host_card(said_kind, memory, folded)
+    if host is None:
+        return cards, said_kind
+    return [(host, None), *cards[1:]], said_kind
+
+
+_HOST_WORDS = re.compile(r"\b(m[1-5]|pro|max|ultra|mini|studio|ddr[45]|xeon|epyc)\b")
+
+
+def _host_card(kind: str, memory_gb: float | None, folded: str) -> str | None:
+    """The catalog entry of that kind with the memory said, preferring the chip or memory
+    generation written ("m4 pro", "ddr4"); None when the catalog has no host of that memory
+    (the memory figure then stands as written)."""
+    cat = catalog()
+    entries = [card for card in cat.cards if cat.kinds.get(card.card_id) == kind]
+    said = set(_HOST_WORDS.findall(folded))
+    if memory_gb is not None:
+        entries = [card for card in entries if card.memory_gb == memory_gb]
+    elif kind == "cpu":  # no memory said: the DDR generation written, else the catalog's "cpu only"
+        entries = [card for card in entries if said & set(_HOST_WORDS.findall(card_key(card.label)))] or [
+            card for card in entries if "cpu only" in (card_key(alias) for alias in _aliases(card.card_id))
+        ]
+    else:
+        return None
+    if not entries:
+        return None
+    return max(entries, key=lambda card: len(said & set(_HOST_WORDS.findall(card_key(card.label))))).card_id
+
+
+def _aliases(card_id: str) -> list[str]:
+    import tools
+
+    return next((card.aliases for card in tools.list_cards() if card.id == card_id), [])
 
 
 def _pick_card(cards: tuple[CardName, ...], text: str, spelled: bool = False) -> CardName:
@@ -667,6 +897,8 @@ def _scaled(raw: str, suffix: str | None, k: int) -> int | None:
         return None
     if suffix == "k":
         value *= k
+    elif suffix and suffix.startswith("mill"):  # "10 millones", "2 million": decimal millions
+        value *= 1_000_000
     elif suffix == "m":
         value *= k * k
     return int(value) if value >= 1 else None
@@ -698,11 +930,26 @@ def _find_head_count(text: str, lex: Lexicon) -> tuple[str, int | None]:
     return text, None
 
 
-def _find_users(text: str, lex: Lexicon) -> tuple[str, int | None]:
+def _negative(text: str, start: int) -> bool:
+    """A minus sign written right before a number ("-3 usuarios"), not a hyphen inside a name."""
+    return bool(re.search(r"(?:^|[\s(=:])-\s?$", text[:start]))
+
+
+def _find_users(text: str, lex: Lexicon, notes: list[ReadingNote]) -> tuple[str, int | None]:
+    from tools.scenario import MAX_USERS
+
     for pattern in lex.users:
         match = pattern.search(text)
         if match:
+            value = parse_number(match.group(1))
+            if value is not None and (value < 1 or value > MAX_USERS or _negative(text, match.start(1))):
+                shown = -value if _negative(text, match.start(1)) else value
+                notes.append(note("users_out_of_range", value=shown, limit=MAX_USERS))
+                return _blank(text, match.start(), match.end()), None
             users = _scaled(match.group(1), match.group(2), 1000)
+            if users and users > MAX_USERS:
+                notes.append(note("users_out_of_range", value=users, limit=MAX_USERS))
+                return _blank(text, match.start(), match.end()), None
             if users:
                 return _blank(text, match.start(), match.end()), users
     if lex.users_single.search(text):
@@ -710,12 +957,17 @@ def _find_users(text: str, lex: Lexicon) -> tuple[str, int | None]:
     return text, None
 
 
-def _find_context(text: str, lex: Lexicon) -> tuple[str, int | None]:
+def _find_context(text: str, lex: Lexicon, notes: list[ReadingNote]) -> tuple[str, int | None]:
+    from tools.scenario import MAX_CONTEXT
+
     for pattern in lex.context:
         match = pattern.search(text)
         if match:
             suffix = match.group(2) if match.lastindex and match.lastindex >= 2 else None
             context = _scaled(match.group(1), suffix, lex.context_k)
+            if context and context > MAX_CONTEXT:
+                notes.append(note("context_out_of_range", value=context, limit=MAX_CONTEXT))
+                return _blank(text, match.start(), match.end()), None
             if context and context >= 128:
                 return _blank(text, match.start(), match.end()), context
     return text, None
