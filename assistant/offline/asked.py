@@ -262,6 +262,11 @@ def notes(plan: SizingPlan | None, reading: Understanding, texts: Texts) -> list
                     precision=precision_label(plan.precisions[0], texts),
                 )
             )
+    # Values the reading could not use (out of range, fractional counts, a substituted model).
+    for reading_note in plan.notes if plan is not None else reading.notes:
+        if reading_note.key == "context_over_model" and any("context" in line for line in out):
+            continue  # already said by context_over_limit above
+        out.append(reading_note.text(texts.language))
     if reading.budget:
         out.append(texts.fill("budget_note", budget=reading.budget))
     elif reading.question == "price":

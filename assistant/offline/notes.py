@@ -5,6 +5,7 @@ A note is a catalogue key and the values its sentence needs; the answer writer s
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -14,13 +15,19 @@ from assistant.schemas import Language
 CATALOGUE = Path(__file__).resolve().parent / "data" / "reading_notes.yaml"
 
 
+_THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+")
+
+
 @dataclass(frozen=True)
 class ReadingNote:
     key: str  # an id of data/reading_notes.yaml
     values: tuple[tuple[str, str], ...] = ()
 
     def text(self, language: Language) -> str:
-        return str(reading_notes()[self.key][language]).format(**dict(self.values))
+        values = dict(self.values)
+        if language == "es":  # thousands with a dot in Spanish: 1.000.000
+            values = {k: v.replace(",", ".") if _THOUSANDS.fullmatch(v) else v for k, v in values.items()}
+        return str(reading_notes()[self.key][language]).format(**values)
 
 
 def note(key: str, **values: object) -> ReadingNote:
