@@ -180,9 +180,12 @@ def test_the_agents_calculator_tool_sizes_a_hub_id(hub) -> None:
     from assistant.llm_tools import ToolLog, build_tools
 
     client, _ = hub
-    tool = next(t for t in build_tools(ToolLog(lang="en"), None, client) if t.name == "calculate_vram")
+    log = ToolLog(lang="en")
+    tool = next(t for t in build_tools(log, None, client) if t.name == "calculate_vram")
     call = {"type": "tool_call", "id": "call-1", "name": "calculate_vram",
             "args": {"model": "acme/tiny-llama", "precision": "bf16"}}  # fmt: skip
     message = tool.invoke(call)
-    data = json.loads(message.content)
-    assert data["model"]["params"] == _count(_tiny_tensors()) and data["precision"] == "bf16"
+    data = json.loads(message.content)  # the compact result the model reads
+    assert data["precision"] == "bf16"
+    [result] = log.calculations.values()  # the full calculation the guardrail checks against
+    assert result.model.params == _count(_tiny_tensors()) and data["model"] == result.model.name
