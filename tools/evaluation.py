@@ -141,6 +141,7 @@ def evaluate(scenario: Scenario, candidate: Candidate) -> Evaluation:
         decode_tokens_per_s=decode if worst.fits or worst.max_concurrent_sequences > 0 else None,
         serves=candidate.serves.get(lang, ""),
         catch=candidate.catch.get(lang, ""),
+        required_usable_gb=round(required_usable_bytes(scenario, worst) / GB, 2),
     )
     return Evaluation(candidate, worst, option)
 

@@ -167,6 +167,8 @@ class CardOption(BaseModel):
     serves: str
     catch: str
     performance: PerformanceEstimate | None = None
+    # Card memory this option must offer (its engine's reserve included): the figure verdicts quote.
+    required_usable_gb: float | None = None
 
 
 class SizingResult(BaseModel):

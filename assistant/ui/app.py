@@ -120,8 +120,10 @@ def build_app(
                         after_turn=under_the_chat,
                         client_gate=gates,
                     )
-                with gr.Column(scale=2, min_width=300, elem_id="sales-draft"):
-                    sales_tab.build_draft_panel(settings, panel.session, calculator_memory, browser_lang)
+                # A staff tool: public visitors of a 0.0.0.0 deployment don't see it (SIZING_SALES_DRAFT_PANEL).
+                if settings.sales_draft_panel_enabled:
+                    with gr.Column(scale=2, min_width=300, elem_id="sales-draft"):
+                        sales_tab.build_draft_panel(settings, panel.session, calculator_memory, browser_lang)
             with gr.Tab(label("Calculator"), id="calculator"):
                 build_calculator_tab(demo, settings, calculator_memory, hub)
             # The tab's form makes this server request any URL a visitor types: only where allowed.
