@@ -170,6 +170,13 @@ class Settings(BaseSettings):
             "types. Unset: on only when the app binds a loopback host (127.0.0.1, ::1, localhost)."
         ),
     )
+    sales_draft_panel: bool | None = Field(
+        default=None,
+        description=(
+            "Show the Sales draft panel beside the web chat (a staff tool: it drafts replies to customers' "
+            "e-mails). Unset: on only when the app binds a loopback host; set true for a staff deployment."
+        ),
+    )
 
     # Sales desk: leads, feedback and the question log (assistant/desk), drafts and quotes
     database_url: str | None = Field(
@@ -297,6 +304,19 @@ class Settings(BaseSettings):
         since on a public site the tab would let anyone make the server request any URL."""
         if self.compare_tab is not None:
             return self.compare_tab
+        return self.binds_loopback
+
+    @property
+    def sales_draft_panel_enabled(self) -> bool:
+        """An explicit sales_draft_panel wins; unset, only a loopback-bound app (staff on their own
+        machine) shows it: public visitors have no use for a tool that drafts replies to customers."""
+        if self.sales_draft_panel is not None:
+            return self.sales_draft_panel
+        return self.binds_loopback
+
+    @property
+    def binds_loopback(self) -> bool:
+        """Whether the app listens only on this machine (127.0.0.1, ::1, localhost)."""
         host = self.host.strip().strip("[]").lower()
         if host == "localhost":
             return True

@@ -131,6 +131,28 @@ def test_the_compare_tab_is_built_only_where_allowed(
     assert bool(_compare_handlers(demo)) is shown  # no handler that sends requests when it is off
 
 
+@pytest.mark.parametrize(
+    ("host", "panel", "shown"),
+    [
+        ("127.0.0.1", None, True),  # staff on their own machine
+        ("0.0.0.0", None, False),  # public visitors don't get the staff tool
+        ("sizing.example.com", None, False),
+        ("0.0.0.0", True, True),  # a staff deployment turns it on
+        ("127.0.0.1", False, False),
+    ],
+)
+def test_the_sales_draft_panel_is_built_only_where_allowed(
+    tmp_path: Path, host: str, panel: bool | None, shown: bool
+) -> None:
+    settings = Settings(data_dir=tmp_path, host=host, sales_draft_panel=panel)
+    assert settings.sales_draft_panel_enabled is shown
+    demo = build_app(FakeAssistant(), settings)
+    ids = {block.elem_id for block in demo.blocks.values()}
+    assert ("sales-draft" in ids) is shown
+    # The `draft` API stays either way (the public interface).
+    assert any(fn.api_name == "draft" for fn in demo.fns.values())
+
+
 def test_compare_tab_labels_have_spanish_translations() -> None:
     from assistant.evals.ui import LABELS
 

@@ -60,7 +60,7 @@ def test_more_users_need_more_memory() -> None:
 def test_spanish_panel() -> None:
     view = calculator_view(SEVENTY_B, "es")
     assert "Tarjeta" in view.verdict_markdown and "La aritmética" in view.details_markdown
-    assert "Necesaria" in view.chart_html
+    assert "El modelo en memoria" in view.chart_html
 
 
 @pytest.mark.parametrize(

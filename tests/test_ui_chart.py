@@ -100,7 +100,7 @@ def test_each_row_marks_what_that_option_must_hold() -> None:
     lines = [float(x) for x in re.findall(r'class="vc-need-line" style="left:([0-9.]+)%"', html)]
     assert lines[1:] == [round(need / scale * 100, 2) for need in option_needs]
     assert widths(html)[-1] < lines[-1], "the short option's bar ends before its line"
-    assert "needs 174.8 GB" in html and "does not fit, 2.0 GB short" in html
+    assert "needs 174.8 GB usable" in html and "does not fit, 2.0 GB short" in html
 
 
 def test_each_card_says_whether_it_fits_and_the_recommended_is_marked() -> None:
@@ -121,9 +121,26 @@ def test_smaller_need_fits_more_cards() -> None:
 def test_spanish_labels_and_escaped_text() -> None:
     html = memory_chart_html(result(label0="<script>alert(1)</script>"), "es")
     assert "<script>" not in html and "&lt;script&gt;" in html
-    assert "Necesaria" in html and "Pesos" in html and "no cabe, faltan" in html
+    assert "El modelo en memoria" in html and "Pesos" in html and "no cabe, faltan" in html
 
 
 def test_empty_chart_carries_the_message() -> None:
     html = empty_chart_html("Cannot calculate: context <= 0")
     assert "context &lt;= 0" in html and 'role="status"' in html
+
+
+def test_the_rows_quote_the_figure_the_verdict_quotes() -> None:
+    from tools import SizingRequest, calculate_vram
+
+    sized = calculate_vram(
+        SizingRequest(model="llama-3.1-70b", precision="bf16", context=8192, users=1, lang="es")
+    )
+    assert not any(o.fits for o in sized.options)
+    html = memory_chart_html(sized, "es")
+    last = sized.options[-1]
+    assert last.required_usable_gb is not None and last.required_usable_gb > last.usable_gb
+    # The verdict names this option's requirement; its row in the chart shows the same figure.
+    assert f"{last.required_usable_gb:.2f}".replace(".", ",") in sized.recommendation
+    assert f"necesita {last.required_usable_gb:.1f}".replace(".", ",") + " GB utilizables" in html
+    # The top bar is the bare total, and says so.
+    assert "El modelo en memoria (pesos + caché KV + sobrecarga)" in html

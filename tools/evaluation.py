@@ -149,6 +149,7 @@ def evaluate(scenario: Scenario, candidate: Candidate) -> Evaluation:
         catch=candidate.catch.get(lang, ""),
         reason=reason,
         reason_code=code,
+        required_usable_gb=round(required_usable_bytes(scenario, worst) / GB, 2),
     )
     return Evaluation(candidate, worst, option)
 

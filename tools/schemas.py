@@ -171,6 +171,8 @@ class CardOption(BaseModel):
     # reason_code: tp_heads, vllm_slack, utilization (raise it), sequences, memory.
     reason: str | None = None
     reason_code: str | None = None
+    # Card memory this option must offer (its engine's reserve included): the figure verdicts quote.
+    required_usable_gb: float | None = None
 
 
 class SizingResult(BaseModel):

@@ -49,9 +49,23 @@ APP_CSS = (
 #app-header h1 { margin-bottom: 0.1em; }
 #app-header p { margin-top: 0; }
 #sales-draft-preview td:last-child, #sales-draft-preview th:last-child { white-space: nowrap; text-align: right; }
+/* Tables break lines between words only (never inside one, "Conce|pto"); a table wider than its
+   column scrolls sideways inside it (chat.js makes it focusable). */
+#sales-draft-preview table, #calc-verdict table, #calc-details table { display: block; overflow-x: auto; max-width: 100%; }
+#sales-draft-preview :is(td, th), #calc-verdict :is(td, th), #calc-details :is(td, th) {
+  overflow-wrap: normal !important; word-break: normal !important; hyphens: manual; }
+#sales-draft-preview td:first-child, #calc-verdict td:first-child { min-width: 6.5em; }
+/* The file box's label sits over its top edge: room for it above the upload icon. */
+#calc-config button { padding-top: 2.2em; height: 165px !important; }
+#calc-config [data-testid="upload-text"] { min-height: 0 !important; }
 #calc-verdict table td, #calc-verdict table th { padding: 6px 8px; }
 footer, footer a, .show-api { color: #4b5563 !important; }
 @media (max-width: 480px) {
+  /* On a phone the chat log takes the screen's height, less the question box under it (chat.js
+     scrolls the log's top to the screen's top when a question is sent). */
+  #chatbot.sizing-chat { height: calc(100svh - 210px) !important; min-height: 420px; }
+  /* A dropdown's chosen text gets the width its arrow does not use. */
+  input[role="combobox"] { font-size: 13px !important; text-overflow: ellipsis; }
   #calc-verdict table { display: block; overflow-x: auto; font-size: 0.85em; }
   .gradio-container { padding-left: 6px !important; padding-right: 6px !important; }
   #app-header h1 { font-size: 1.5em; }
@@ -85,8 +99,7 @@ def build_app(
         return handoff.offer_update(history, state, browser_lang(request))
 
     def under_the_chat(chatbot: gr.Chatbot, session: gr.State) -> dict[str, Any]:
-        """The feedback box and the handoff form below the chat; the offer runs after each answer."""
-        feedback.build_feedback(desk, chatbot, session, browser_lang, mode)
+        """The handoff form below the chat; the offer runs after each answer."""
         engineer = handoff.build_handoff(desk, settings, chatbot, session, browser_lang)
         return {
             "fn": offer_engineer,
@@ -118,10 +131,15 @@ def build_app(
                         storage_key="sizing-chat",
                         feedback=True,
                         after_turn=under_the_chat,
+                        under_log=lambda chatbot, session: feedback.build_feedback(
+                            desk, chatbot, session, browser_lang, mode
+                        ),
                         client_gate=gates,
                     )
-                with gr.Column(scale=2, min_width=300, elem_id="sales-draft"):
-                    sales_tab.build_draft_panel(settings, panel.session, calculator_memory, browser_lang)
+                # A staff tool: public visitors of a 0.0.0.0 deployment don't see it (SIZING_SALES_DRAFT_PANEL).
+                if settings.sales_draft_panel_enabled:
+                    with gr.Column(scale=2, min_width=300, elem_id="sales-draft"):
+                        sales_tab.build_draft_panel(settings, panel.session, calculator_memory, browser_lang)
             with gr.Tab(label("Calculator"), id="calculator"):
                 build_calculator_tab(demo, settings, calculator_memory, hub)
             # The tab's form makes this server request any URL a visitor types: only where allowed.

@@ -45,6 +45,8 @@ pre { background: #f3f4f6; padding: 0.75rem; overflow-x: auto; }
 table { border-collapse: collapse; margin: 1rem 0; }
 td, th { border: 1px solid #d1d5db; padding: 0.35rem 0.6rem; text-align: left; }
 .note { color: #4b5563; font-size: 0.9rem; }
+nav .back { display: inline-block; padding: 0.4rem 0; font-weight: 600; text-decoration: none; }
+nav .back:hover { text-decoration: underline; }
 """
 
 
@@ -142,11 +144,13 @@ class ArticleLibrary:
             else ""
         )
         note = html.escape(phrase("article_read_only", page_lang))
+        # Relative, so the link still reaches the chat when the app is served under a path prefix.
+        back = f'<nav><a href="../../" class="back">{html.escape(phrase("article_back_to_chat", page_lang))}</a></nav>'
         return (
             f'<!doctype html><html lang="{page_lang}"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{html.escape(article.title)}</title><style>{PAGE_CSS}</style></head>"
-            f'<body><main><p class="note">{note}</p>{other}{"".join(body)}</main></body></html>'
+            f'<body>{back}<main><p class="note">{note}</p>{other}{"".join(body)}</main></body></html>'
         )
 
     def _render(self, markdown: str) -> str:

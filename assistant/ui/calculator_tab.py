@@ -159,7 +159,9 @@ def build_calculator_tab(
             log.exception("calculator update failed")
             view = handlers.failed_calculator_view(lang)
         remembered = (view.result, lang) if view.result is not None else None
-        return view.chart_html, view.verdict_markdown, view.details_markdown, remembered
+        # A bad input's message shows once, in the verdict; the chart area stays empty.
+        chart_html = view.chart_html if view.result is not None else ""
+        return chart_html, view.verdict_markdown, view.details_markdown, remembered
 
     def page_load(form: dict[Any, Any], request: gr.Request) -> tuple[Any, ...]:
         card_dropdown = gr.Dropdown(choices=handlers.card_choices(browser_lang(request)))

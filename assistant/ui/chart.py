@@ -65,9 +65,14 @@ def _percent(value: float, scale: float) -> str:
 def memory_chart_html(result: SizingResult, lang: Lang) -> str:
     """The chart for one calculation, as an HTML fragment (styled by CHART_CSS)."""
     need = result.total_gb
-    # What each option must hold: its usable memory less its headroom. It exceeds `need` by the
-    # share the engine keeps free (vLLM's 1 - gpu_memory_utilization) and per-card overheads.
-    option_needs = [option.usable_gb - option.headroom_gb for option in result.options]
+    # What each option must offer: the engine's figure (the one the verdict quotes). It exceeds `need`
+    # by the share the engine keeps free (vLLM's 1 - gpu_memory_utilization) and per-card overheads.
+    option_needs = [
+        option.required_usable_gb
+        if option.required_usable_gb is not None
+        else option.usable_gb - option.headroom_gb
+        for option in result.options
+    ]
     widest = max([need, *option_needs, *(option.usable_gb for option in result.options)])
     scale = widest * SCALE_MARGIN or 1.0
     parts = [

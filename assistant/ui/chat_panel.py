@@ -35,8 +35,18 @@ EXAMPLE_KEYS = ("example_1", "example_2", "example_3", "example_4")
 
 CHAT_CSS = """
 .sizing-chat .message-content table { display: block; overflow-x: auto; max-width: 100%; }
-.sizing-chat .message-content td, .sizing-chat .message-content th { white-space: nowrap; }
-.sizing-chat .message-content td:first-child { white-space: normal; min-width: 9em; }
+.sizing-chat .message-content table { font-size: 0.9em; }
+.sizing-chat .message-content td, .sizing-chat .message-content th { white-space: nowrap;
+  overflow-wrap: normal; word-break: normal; padding: 6px 8px; }
+/* Headers and cells of three words or more (a verdict, a note; marked by chat.js) wrap between
+   words, so a wide table fits the column; figures stay on one line. */
+.sizing-chat .message-content th { white-space: normal; }
+.sizing-chat .message-content td:first-child { white-space: normal; min-width: 6em; }
+.sizing-chat .message-content td.sizing-wrap { white-space: normal; min-width: 9em; }
+/* The scroll-down arrow sits in the log's right margin, off the answer's text. */
+.sizing-chat .scroll-down-button-container { left: auto !important; right: 0 !important;
+  transform: none !important; bottom: 4px !important; }
+.sizing-chat .scroll-down-button-container button { padding: 0 !important; }
 .sizing-chat details { border: 1px solid var(--border-color-primary); border-radius: 6px;
   padding: 0.3em 0.7em; margin: 0.4em 0; }
 .sizing-chat details > summary { cursor: pointer; font-weight: 600; }
@@ -84,6 +94,7 @@ def build_chat_panel(
     greeting: Callable[[Lang], str] | None = None,
     feedback: bool = False,
     after_turn: Callable[[gr.Chatbot, gr.State], dict[str, Any]] | None = None,
+    under_log: Callable[[gr.Chatbot, gr.State], object] | None = None,
     client_gate: GateFactory | None = None,
 ) -> ChatPanel:
     """The chat column, in the current layout context, with all its events wired; the
@@ -91,7 +102,8 @@ def build_chat_panel(
     empty chat shows `greeting(visitor language)` above the example questions. `feedback` shows
     thumbs up/down on answers; `after_turn(chatbot, session)`, called under the chat, may lay out more
     components there and gives the keyword arguments of one more event run after every answer
-    (the sales desk's feedback box and "talk to an engineer" offer)."""
+    (the "talk to an engineer" offer); `under_log(chatbot, session)` lays out components between the
+    conversation and the question box (the feedback comment box and its status)."""
     limits = ChatLimits.from_settings(settings)
     secret = settings.browser_state_secret.get_secret_value() if settings.browser_state_secret else None
 
@@ -114,6 +126,9 @@ def build_chat_panel(
         placeholder=greeting("en") if greeting else None,
         examples=examples_for("en"),
     )
+    # Right under the conversation, next to the answers it is about (the feedback box and its status).
+    if under_log is not None:
+        under_log(chatbot, session)
     with gr.Row(equal_height=True):
         message = gr.Textbox(
             label=label("Your question"),

@@ -91,7 +91,10 @@ TEXTS: dict[str, dict[Lang, str]] = {
         "en": "Memory needed against each card's usable memory",
         "es": "Memoria necesaria frente a la memoria utilizable de cada tarjeta",
     },
-    "chart_needed": {"en": "Needed", "es": "Necesaria"},
+    "chart_needed": {
+        "en": "The model in memory (weights + KV cache + overhead)",
+        "es": "El modelo en memoria (pesos + caché KV + sobrecarga)",
+    },
     "weights": {"en": "Weights", "es": "Pesos"},
     "kv_cache": {"en": "KV cache", "es": "Caché KV"},
     "overhead": {"en": "Overhead", "es": "Sobrecarga"},
@@ -103,7 +106,10 @@ TEXTS: dict[str, dict[Lang, str]] = {
         "en": "what each option must hold, with the engine's reserve",
         "es": "lo que cada opción debe alojar, con la reserva del motor",
     },
-    "needs_here": {"en": "needs {gb} GB", "es": "necesita {gb} GB"},
+    "needs_here": {
+        "en": "needs {gb} GB usable with the engine's reserve",
+        "es": "necesita {gb} GB utilizables con la reserva del motor",
+    },
     "verdict_fits": {"en": "Recommended: {label}", "es": "Recomendada: {label}"},
     "verdict_none": {
         "en": "None of these cards fits this configuration",

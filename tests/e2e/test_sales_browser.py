@@ -113,6 +113,16 @@ def test_thumbs_down_with_a_comment_and_the_handoff_are_stored(
         "() => document.querySelector('#feedback-status')?.innerText.includes('Comment saved')",
         timeout=UPDATE_TIMEOUT_MS,
     )
+    # The status sits right under the answers, above the question box, not further down the page.
+    assert page.evaluate(
+        """() => {
+        const log = document.querySelector('#chatbot').getBoundingClientRect();
+        const status = document.querySelector('#feedback-status').getBoundingClientRect();
+        const box = document.querySelector('#chat-input').getBoundingClientRect();
+        return status.top >= log.bottom - 1 && status.bottom <= box.top + 1;
+    }"""
+    )
+    page.screenshot(path=str(artifacts / "feedback-status-1280.png"))
 
     page.locator("#handoff-name textarea").fill("Ana Pérez")
     page.locator("#handoff-email textarea").fill("ana@example.com")

@@ -17,7 +17,16 @@
         seen.set(log, state);
       }
       const questions = log.querySelectorAll('[data-testid="user"]');
-      if (questions.length > state.questions) state.free = false;
+      if (questions.length > state.questions) {
+        state.free = false;
+        // On a phone the log is as tall as the screen (CSS): bring its top to the screen's top so the
+        // whole log and the question box under it are in view. Only this page scrolls, never an
+        // embedding page around the widget.
+        if (window.parent === window && window.matchMedia('(max-width: 480px)').matches) {
+          const chat = log.closest('.sizing-chat') || log;
+          window.scrollBy(0, chat.getBoundingClientRect().top);
+        }
+      }
       state.questions = questions.length;
       const question = questions[questions.length - 1];
       if (state.free || !question) continue;
@@ -48,8 +57,12 @@
   };
   // A wide table scrolls sideways inside its answer; the keyboard must be able to scroll it too.
   const focusableTables = () => {
-    for (const table of document.querySelectorAll('.sizing-chat .message-content table:not([tabindex])')) {
+    for (const table of document.querySelectorAll('.sizing-chat .message-content table:not([tabindex]), :is(#sales-draft-preview, #calc-verdict, #calc-details) table:not([tabindex])')) {
       table.setAttribute('tabindex', '0');
+    }
+    // Cells of three words or more may wrap between words (CSS .sizing-wrap); figures stay whole.
+    for (const cell of document.querySelectorAll('.sizing-chat .message-content td')) {
+      cell.classList.toggle('sizing-wrap', cell.textContent.trim().split(/\s+/).length >= 3);
     }
   };
   // The example questions are buttons in an element Gradio marks role=list (which may hold only
