@@ -7,8 +7,8 @@ import string
 
 import pytest
 
+from assistant.offline.lexicon import lexicon, load_yaml
 from assistant.offline.texts import _templates, faq_entries, texts
-from assistant.offline.understanding import lexicon, load_yaml
 from assistant.schemas import SLOT_NAMES
 from tools import PRECISIONS
 

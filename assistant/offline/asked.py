@@ -16,9 +16,10 @@ from typing import Any
 
 from assistant.offline import composer
 from assistant.offline.composer import count, gb, precision_label, users_label, users_short
+from assistant.offline.lexicon import load_yaml
 from assistant.offline.sizing import Calculations, SizingPlan, calculate, head_count_share
 from assistant.offline.texts import Texts
-from assistant.offline.understanding import Understanding, load_yaml
+from assistant.offline.understanding import Understanding
 from tools import CardOption, SizingRequest, SizingResult, card_classes, default_engine, list_cards
 from tools.calculator import ENGINE_LABELS
 from tools.cards import is_generic, resolve_card

@@ -13,8 +13,10 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from assistant.offline.lexicon import load_yaml
+from assistant.offline.names import catalog, name_key
 from assistant.offline.notes import ReadingNote, note
-from assistant.offline.understanding import Understanding, catalog, load_yaml, name_key
+from assistant.offline.understanding import Understanding
 from assistant.schemas import ConversationState, Language
 from tools import SizingRequest, SizingResult, calculate_vram, default_engine
 from tools.catalog import release_precisions
