@@ -16,7 +16,7 @@ from functools import lru_cache
 from assistant.offline.lexicon import load_yaml
 from assistant.offline.names import catalog, name_key
 from assistant.offline.notes import ReadingNote, note
-from assistant.offline.understanding import Understanding
+from assistant.offline.understanding import ENGINE_OPTION_FIELDS, WORKLOAD_FIELDS, Understanding
 from assistant.schemas import ConversationState, Language
 from tools import SizingRequest, SizingResult, calculate_vram, default_engine
 from tools.catalog import release_precisions
@@ -136,43 +136,35 @@ class SizingPlan:
     @property
     def workload(self) -> dict[str, object]:
         """The SizingRequest fields of the workload that were said."""
-        said = {
-            "service": self.service,
-            "rate": self.rate,
-            "ttft_ms": self.ttft_ms,
-            "tpot_ms": self.tpot_ms,
-            "input_len": self.input_len,
-            "output_len": self.output_len,
-        }
-        return {key: value for key, value in said.items() if value is not None}
+        return self._said(WORKLOAD_FIELDS)
 
     @property
     def engine_options(self) -> dict[str, object]:
         """The SizingRequest fields of engine options that were said (LoRA slots, a draft model)."""
-        said = {
-            "max_loras": self.max_loras,
-            "max_lora_rank": self.max_lora_rank,
-            "draft_model": self.draft_model,
-        }
-        return {key: value for key, value in said.items() if value is not None}
+        return self._said(ENGINE_OPTION_FIELDS)
+
+    def _said(self, names: tuple[str, ...]) -> dict[str, object]:
+        values = {name: getattr(self, name) for name in names}
+        return {name: value for name, value in values.items() if value is not None}
+
+    def request(self, precision: str, gpu: str | None, *, with_engine_options: bool = True) -> SizingRequest:
+        """The request at one precision on one card (None: across the card classes)."""
+        return SizingRequest(
+            model=self.model,
+            precision=precision,
+            context=self.context,
+            users=self.users,
+            kv_dtype=self.kv_dtype,
+            engine=self.engine or default_engine(precision),
+            gpu=gpu,
+            lang=self.language,
+            **({"gpu_memory_utilization": self.utilization} if self.utilization else {}),
+            **self.workload,
+            **(self.engine_options if with_engine_options else {}),
+        )
 
     def requests(self, *, on_card: bool = True) -> list[SizingRequest]:
-        return [
-            SizingRequest(
-                model=self.model,
-                precision=precision,
-                context=self.context,
-                users=self.users,
-                kv_dtype=self.kv_dtype,
-                engine=self.engine or default_engine(precision),
-                gpu=self.gpu if on_card else None,
-                lang=self.language,
-                **({"gpu_memory_utilization": self.utilization} if self.utilization else {}),
-                **self.workload,
-                **self.engine_options,
-            )
-            for precision in self.precisions
-        ]
+        return [self.request(precision, self.gpu if on_card else None) for precision in self.precisions]
 
 
 @dataclass(frozen=True)
@@ -206,8 +198,7 @@ def merge_slots(state: ConversationState, understanding: Understanding) -> Conve
             updates[name] = value
     if understanding.utilization is not None:
         updates["gpu_memory_utilization"] = understanding.utilization
-    names = ("service", "rate", "ttft_ms", "tpot_ms", "input_len", "output_len", "max_loras", "max_lora_rank")
-    for name in (*names, "draft_model"):
+    for name in (*WORKLOAD_FIELDS, *ENGINE_OPTION_FIELDS):
         value = getattr(understanding, name)
         if value is not None:
             updates[name] = value
@@ -293,15 +284,7 @@ def plan_sizing(
         language=language,
         utilization=state.gpu_memory_utilization,
         head_count=state.head_count if "head_count" in assumed else None,
-        service=state.service,
-        rate=state.rate,
-        ttft_ms=state.ttft_ms,
-        tpot_ms=state.tpot_ms,
-        input_len=state.input_len,
-        output_len=state.output_len,
-        max_loras=state.max_loras,
-        max_lora_rank=state.max_lora_rank,
-        draft_model=state.draft_model,
+        **{name: getattr(state, name) for name in (*WORKLOAD_FIELDS, *ENGINE_OPTION_FIELDS)},
         notes=tuple(notes),
     )
 
