@@ -103,21 +103,21 @@ def family_sibling(model_id: str | None, bare: str) -> str:
     return bare
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SizingPlan:
-    """What to calculate for one answer."""
+    """What to calculate for one answer; what the visitor did not say is at its default."""
 
     model: str
     precisions: tuple[str, ...]
     side_by_side: bool  # no precision was named: the three common ones
-    context: int
-    users: int
-    engine: str | None
-    kv_dtype: str | None
-    gpu: str | None  # a card id (":N" for several) the visitor named
-    card_class: str | None  # a card-class id the visitor named ("48gb")
-    assumed: tuple[str, ...]  # "context", "users", "quantized", "native", "head_count": said plainly
     language: Language
+    context: int = DEFAULT_CONTEXT
+    users: int = DEFAULT_USERS
+    engine: str | None = None
+    kv_dtype: str | None = None
+    gpu: str | None = None  # a card id (":N" for several) the visitor named
+    card_class: str | None = None  # a card-class id the visitor named ("48gb")
+    assumed: tuple[str, ...] = ()  # "context", "users", "quantized", "native", "head_count": said plainly
     utilization: float | None = None  # vLLM --gpu-memory-utilization; None = the calculator's default
     head_count: int | None = None  # the head count the users were derived from
     # The serving workload the message asked about (service class, requests/s, latency targets).
