@@ -99,7 +99,7 @@ def catalog() -> Catalog:
     spelled = frozenset(keyed_cards)
     # Names the catalog spells out come first under a key, short names derived here after them:
     # "H100" is the catalog's alias of the SXM card, though "H100 NVL" also shortens to "h100".
-    # A memory figure in the text still picks a derived one ("A100 de 40GB"), see _pick_card.
+    # A memory figure in the text still picks a derived one ("A100 de 40GB"), see read_cards._pick_card.
     for key, entry_card in derived:
         if len(key) >= 2 and entry_card not in keyed_cards.setdefault(key, []):
             keyed_cards[key].append(entry_card)

@@ -33,6 +33,7 @@ def parse_number(raw: str) -> float | None:
 
 
 def blank(text: str, start: int, end: int) -> str:
+    """The text with a span read replaced by spaces, so every position after it stays put."""
     return text[:start] + " " * (end - start) + text[end:]
 
 
@@ -43,4 +44,5 @@ def message_span(message: str, folded: str) -> str:
 
 
 def is_ruled_out(text: str, position: int) -> bool:
+    """True when a correction ("not the 7B", "en vez de la A100") comes right before `position`."""
     return bool(lexicon().ruled_out.search(text[max(0, position - 24) : position]))
