@@ -28,28 +28,17 @@ def _plan(*messages: str):
         ("mi mac studio m2 ultra aguanta qwen 2.5 72b?", "apple-m2-ultra-192gb"),
         ("macbook pro m4 max 64gb for llama 3.1 8b", "apple-m4-max-64gb"),
         ("can my m3 max run gemma 3 27b", "apple-m3-max-128gb"),
-    ],
-)
-def test_apple_hosts_are_catalog_entries_sized_with_llamacpp_q4(message: str, card: str) -> None:
-    state, plan = _plan(message)
-    assert state.gpu == card and plan is not None
-    assert plan.engine == "llamacpp"
-    assert plan.precisions == ("q4_k_m",) and not plan.side_by_side
-
-
-@pytest.mark.parametrize(
-    ("message", "card"),
-    [
         ("servidor con 128 gb de ram y sin gpu para llama 3.1 8b", "cpu-ddr5-128gb"),
         ("no gpu, just 32gb ddr4 ram, can it run phi-4?", "cpu-ddr4-32gb"),
         ("un pc sin tarjeta grafica con 64 gb, qwen 2.5 7b", "cpu-ddr5-64gb"),
         ("cpu only box for mistral 7b", "cpu-ddr5-64gb"),
     ],
 )
-def test_cpu_hosts_are_catalog_cpu_entries(message: str, card: str) -> None:
+def test_apple_and_cpu_hosts_are_catalog_entries_sized_with_llamacpp_q4(message: str, card: str) -> None:
     state, plan = _plan(message)
     assert state.gpu == card and plan is not None
-    assert plan.engine == "llamacpp" and plan.precisions == ("q4_k_m",)
+    assert plan.engine == "llamacpp"
+    assert plan.precisions == ("q4_k_m",) and not plan.side_by_side
 
 
 @pytest.mark.parametrize(

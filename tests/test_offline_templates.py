@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import string
 
 import pytest
 
+from assistant.offline.lexicon import Lexicon, lexicon, load_yaml
 from assistant.offline.texts import _templates, faq_entries, texts
-from assistant.offline.understanding import lexicon, load_yaml
 from assistant.schemas import SLOT_NAMES
 from tools import PRECISIONS
 
@@ -63,3 +64,18 @@ def test_lexicon_patterns_compile_and_precision_ids_are_the_calculators() -> Non
     assert {entry["id"] for entry in raw["precision"]} <= set(PRECISIONS)
     assert raw["quantized_default"] in PRECISIONS
     assert lexicon().faq_triggers  # compiling happened without error
+
+
+def test_each_lexicon_field_is_read_as_its_type_says() -> None:
+    """The lexicon is compiled by each field's annotation: a pattern, a list of them, (pattern, id) pairs."""
+    lex = lexicon()
+    for spec in dataclasses.fields(Lexicon):
+        value = getattr(lex, spec.name)
+        if spec.type == "re.Pattern[str]":
+            assert isinstance(value, re.Pattern), spec.name
+        elif spec.type == "tuple[re.Pattern[str], ...]":
+            assert value and all(isinstance(pattern, re.Pattern) for pattern in value), spec.name
+        elif spec.type == "Pairs":
+            assert value, spec.name
+            assert all(isinstance(pattern, re.Pattern) and isinstance(id_, str) for pattern, id_ in value)
+    assert lex.context_k == 1024 and lex.number_words["twenty"] == 20

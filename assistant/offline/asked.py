@@ -10,15 +10,17 @@ calibrated range and what it rests on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
 from assistant.offline import composer
 from assistant.offline.composer import count, gb, precision_label, users_label, users_short
+from assistant.offline.lexicon import load_yaml
 from assistant.offline.sizing import Calculations, SizingPlan, calculate, head_count_share
 from assistant.offline.texts import Texts
-from assistant.offline.understanding import Understanding, load_yaml
+from assistant.offline.understanding import Understanding
 from tools import CardOption, SizingRequest, SizingResult, card_classes, default_engine, list_cards
 from tools.calculator import ENGINE_LABELS
 from tools.cards import is_generic, resolve_card
@@ -32,6 +34,8 @@ from tools.schemas import Band, PerformanceEstimate
 from tools.texts import number
 
 GB = 1e9
+# One side of a comparison: its result and the card option it is judged on.
+Side = tuple[SizingResult, CardOption]
 
 
 @lru_cache(maxsize=1)
@@ -84,20 +88,9 @@ def class_card(spec: str) -> str:
 
 
 def request_for(plan: SizingPlan, precision: str | None = None, gpu: str | None = None) -> SizingRequest:
-    """The plan's request at one precision on one card (or across the classes when gpu is None)."""
-    chosen = precision or plan.precisions[0]
-    return SizingRequest(
-        model=plan.model,
-        precision=chosen,
-        context=plan.context,
-        users=plan.users,
-        kv_dtype=plan.kv_dtype,
-        engine=plan.engine or default_engine(chosen),
-        gpu=gpu,
-        lang=plan.language,
-        **({"gpu_memory_utilization": plan.utilization} if plan.utilization else {}),
-        **plan.workload,
-    )
+    """The plan's request at one precision on one card (or across the classes when gpu is None),
+    without the LoRA slots or draft model the plan may carry."""
+    return plan.request(precision or plan.precisions[0], gpu, with_engine_options=False)
 
 
 def estimate_of(option: CardOption) -> PerformanceEstimate | None:
@@ -245,23 +238,17 @@ def notes(plan: SizingPlan | None, reading: Understanding, texts: Texts) -> list
         limit = _context_limit(plan)
         if limit and plan.context > limit:
             out.append(texts.fill("context_over_limit", model=_model_name(plan), limit=count(limit, texts)))
-        if "engine_default" in plan.assumed:
-            out.append(
-                texts.fill(
-                    "engine_default_note",
-                    model=_model_name(plan),
-                    precision=precision_label(plan.precisions[0], texts),
-                    engine=ENGINE_LABELS.get(plan.engine or "", plan.engine or ""),
+        # The format sized when none was named: the engine's default pull, or the model's release.
+        for reason in ("engine_default", "native"):
+            if reason in plan.assumed:
+                out.append(
+                    texts.fill(
+                        f"{reason}_note",
+                        model=_model_name(plan),
+                        precision=precision_label(plan.precisions[0], texts),
+                        engine=ENGINE_LABELS.get(plan.engine or "", plan.engine or ""),
+                    )
                 )
-            )
-        if "native" in plan.assumed:
-            out.append(
-                texts.fill(
-                    "native_note",
-                    model=_model_name(plan),
-                    precision=precision_label(plan.precisions[0], texts),
-                )
-            )
     # Values the reading could not use (out of range, fractional counts, a substituted model).
     for reading_note in plan.notes if plan is not None else reading.notes:
         if reading_note.key == "context_over_model" and any("context" in line for line in out):
@@ -508,7 +495,7 @@ def answer_cheapest(plan: SizingPlan, texts: Texts) -> Asked:
 
 def answer_comparison(sides: list[SizingPlan], texts: Texts, question: str | None = None) -> Asked:
     """Each side sized on its card; the lead names which wins and why."""
-    evaluated: list[tuple[SizingResult, CardOption]] = []
+    evaluated: list[Side] = []
     for side in sides:
         gpu = side.gpu or side.card_class
         result = calculate(request_for(side, gpu=gpu)) if gpu else calculate(request_for(side))
@@ -523,7 +510,7 @@ def answer_comparison(sides: list[SizingPlan], texts: Texts, question: str | Non
         len({option.label for _, option in evaluated}) > 1
         and len({(result.model.id, result.precision) for result, _ in evaluated}) == 1
     )
-    first, second = evaluated[0], evaluated[1]
+    first = evaluated[0]
     rows = [texts["compare_header"], texts["compare_rule"]]
     for result, option in evaluated:
         side_text = texts.fill(
@@ -560,49 +547,19 @@ def answer_comparison(sides: list[SizingPlan], texts: Texts, question: str | Non
         what = texts.fill(
             "compare_what", model=first[0].model.name, precision=precision_label(first[0].precision, texts)
         )
-        if len(fitting) == 1:
-            winner = fitting[0]
-            loser = next(pair for pair in evaluated if pair is not winner)
-            lead.append(
-                texts.fill(
-                    "compare_one_fits",
-                    winner=winner[1].label,
-                    loser=loser[1].label,
-                    what=what,
-                    short_gb=gb(max(0.0, -loser[1].headroom_gb), texts),
-                )
-            )
-        elif fitting:
-            winner = min(fitting, key=lambda pair: pair[1].usable_gb)
-            loser = next(pair for pair in fitting if pair is not winner)
-            lead.append(
-                texts.fill(
-                    "compare_both_fit",
-                    winner=winner[1].label,
-                    loser=loser[1].label,
-                    what=what,
-                    headroom_gb=gb(winner[1].headroom_gb, texts),
-                    max_users=users_short(winner[1].max_concurrent_sequences, texts),
-                    other_headroom_gb=gb(loser[1].headroom_gb, texts),
-                    other_max_users=users_short(loser[1].max_concurrent_sequences, texts),
-                )
-            )
-        else:
-            winner = max(evaluated, key=lambda pair: pair[1].headroom_gb)
-            lead.append(
-                texts.fill(
-                    "compare_neither",
-                    what=what,
-                    first=first[1].label,
-                    first_short=gb(-first[1].headroom_gb, texts),
-                    second=second[1].label,
-                    second_short=gb(-second[1].headroom_gb, texts),
-                )
-            )
+        sentence, winner = _compare_outcome(
+            evaluated,
+            ("compare_one_fits", "compare_both_fit", "compare_neither"),
+            lambda pair: pair[1].label,
+            _tightest,
+            texts,
+            what=what,
+        )
+        lead.append(sentence)
     else:
         mixed = len({option.label for _, option in evaluated}) > 1  # each model on its own card
 
-        def side_name(pair: tuple[SizingResult, CardOption]) -> str:
+        def side_name(pair: Side) -> str:
             return texts.fill(
                 "compare_side_on" if mixed else "compare_side",
                 model=pair[0].model.name,
@@ -610,61 +567,16 @@ def answer_comparison(sides: list[SizingPlan], texts: Texts, question: str | Non
                 card=pair[1].label,
             )
 
-        card = first[1].label
         prefix = "compare_pairs" if mixed else "compare_models"
-        if mixed and len(fitting) > 1:
-            winner = min(fitting, key=lambda pair: pair[1].usable_gb)
-            loser = next(pair for pair in fitting if pair is not winner)
-            lead.append(
-                texts.fill(
-                    "compare_pairs_both",
-                    winner=side_name(winner),
-                    loser=side_name(loser),
-                    headroom_gb=gb(winner[1].headroom_gb, texts),
-                    max_users=users_short(winner[1].max_concurrent_sequences, texts),
-                    other_headroom_gb=gb(loser[1].headroom_gb, texts),
-                    other_max_users=users_short(loser[1].max_concurrent_sequences, texts),
-                )
-            )
-        elif len(fitting) == 1:
-            winner = fitting[0]
-            loser = next(pair for pair in evaluated if pair is not winner)
-            lead.append(
-                texts.fill(
-                    f"{prefix}_one",
-                    winner=side_name(winner),
-                    loser=side_name(loser),
-                    card=card,
-                    short_gb=gb(max(0.0, -loser[1].headroom_gb), texts),
-                )
-            )
-        elif fitting:
-            winner = max(fitting, key=lambda pair: (pair[1].max_concurrent_sequences, pair[1].headroom_gb))
-            loser = next(pair for pair in fitting if pair is not winner)
-            lead.append(
-                texts.fill(
-                    "compare_models_both",
-                    winner=side_name(winner),
-                    loser=side_name(loser),
-                    card=card,
-                    headroom_gb=gb(winner[1].headroom_gb, texts),
-                    max_users=users_short(winner[1].max_concurrent_sequences, texts),
-                    other_headroom_gb=gb(loser[1].headroom_gb, texts),
-                    other_max_users=users_short(loser[1].max_concurrent_sequences, texts),
-                )
-            )
-        else:
-            winner = max(evaluated, key=lambda pair: pair[1].headroom_gb)
-            lead.append(
-                texts.fill(
-                    f"{prefix}_neither",
-                    card=card,
-                    first=side_name(first),
-                    first_short=gb(-first[1].headroom_gb, texts),
-                    second=side_name(second),
-                    second_short=gb(-second[1].headroom_gb, texts),
-                )
-            )
+        sentence, winner = _compare_outcome(
+            evaluated,
+            (f"{prefix}_one", f"{prefix}_both", f"{prefix}_neither"),
+            side_name,
+            _tightest if mixed else _most_users,
+            texts,
+            card=first[1].label,
+        )
+        lead.append(sentence)
         lead.append(texts["compare_models_quality"])
     if cards_compared and len(evaluated) > 2:
         short = [option.label for _, option in evaluated if not option.fits]
@@ -672,6 +584,57 @@ def answer_comparison(sides: list[SizingPlan], texts: Texts, question: str | Non
             lead.append(texts.fill("compare_others_short", options=texts["note_or"].join(short)))
     results = [result for result, _ in evaluated]
     return Asked(lead=lead, results=results, block=winner[0], table=rows)
+
+
+def _tightest(fitting: list[Side]) -> Side:
+    """Of sides that all fit, the one on the least memory."""
+    return min(fitting, key=lambda pair: pair[1].usable_gb)
+
+
+def _most_users(fitting: list[Side]) -> Side:
+    """Of models that all fit one card, the one serving the most users, then the most headroom."""
+    return max(fitting, key=lambda pair: (pair[1].max_concurrent_sequences, pair[1].headroom_gb))
+
+
+def _compare_outcome(
+    evaluated: list[Side],
+    keys: tuple[str, str, str],
+    name: Callable[[Side], str],
+    better: Callable[[list[Side]], Side],
+    texts: Texts,
+    **shared: str,
+) -> tuple[str, Side]:
+    """The lead sentence of a comparison and the side it favours: the one side that fits, the
+    `better` of those that fit, or the nearer of two that do not. `keys` are the templates of
+    those three outcomes; `shared` fills what they have in common."""
+    fitting = [pair for pair in evaluated if pair[1].fits]
+    one_fits, all_fit, none_fits = keys
+    if len(fitting) == 1:
+        winner = fitting[0]
+        loser = next(pair for pair in evaluated if pair is not winner)
+        figures = {"short_gb": gb(max(0.0, -loser[1].headroom_gb), texts)}
+        return texts.fill(one_fits, winner=name(winner), loser=name(loser), **figures, **shared), winner
+    if fitting:
+        winner = better(fitting)
+        loser = next(pair for pair in fitting if pair is not winner)
+        figures = {
+            "headroom_gb": gb(winner[1].headroom_gb, texts),
+            "max_users": users_short(winner[1].max_concurrent_sequences, texts),
+            "other_headroom_gb": gb(loser[1].headroom_gb, texts),
+            "other_max_users": users_short(loser[1].max_concurrent_sequences, texts),
+        }
+        return texts.fill(all_fit, winner=name(winner), loser=name(loser), **figures, **shared), winner
+    first, second = evaluated[0], evaluated[1]
+    winner = max(evaluated, key=lambda pair: pair[1].headroom_gb)
+    sentence = texts.fill(
+        none_fits,
+        first=name(first),
+        first_short=gb(-first[1].headroom_gb, texts),
+        second=name(second),
+        second_short=gb(-second[1].headroom_gb, texts),
+        **shared,
+    )
+    return sentence, winner
 
 
 # --------------------------------------------------------------------------- fine-tuning

@@ -16,7 +16,6 @@ from typing import Protocol
 
 from assistant.offline import asked, composer
 from assistant.offline.sizing import (
-    DEFAULT_CONTEXT,
     Calculations,
     SizingPlan,
     comparison_sides,
@@ -119,20 +118,19 @@ class OfflineResponder:
             faq = None  # a concept answer gives way to the sizing of the model the conversation is about
         wants_sizing = is_sizing_question(reading, merged) or (concrete and question == "largest_model")
         parts: list[str] = []
-        calculations: list[SizingResult] = []
         search_query = ""
-        missing: list[str] = []
-        intent = "sizing"
+        # Filled in as the answer is composed; its text and state are set last.
+        reply = OfflineAnswer(answer="", language=language, state=merged, steps=steps)
 
         if reading.reset and not reading.names_a_slot:
             parts.append(words["reset"])
-            intent = "reset"
+            reply.intent = "reset"
         if reading.reveal_prompt and not reading.names_a_slot:
             parts.append(words["reveal_prompt"])
             parts.append(words["off_topic"])
-            intent = "reveal_prompt"
+            reply.intent = "reveal_prompt"
         elif faq is not None:
-            intent = f"faq:{faq.id}"
+            reply.intent = f"faq:{faq.id}"
             parts.append(composer.compose_faq(faq, words))
             search_query = faq.search[language]
             if faq.card_table:
@@ -141,7 +139,7 @@ class OfflineResponder:
                 example = self._calculate(_example_plan(faq.example_model, language), record, words)
                 if isinstance(example, Calculations):
                     parts.append(composer.compose_worked_example(example, words))
-                    calculations.extend(example.by_class)
+                    reply.calculations.extend(example.by_class)
         if wants_sizing:
             # A search for the model ("the largest model on an L40S") needs no model: any stands in.
             plan = plan_sizing(
@@ -153,10 +151,10 @@ class OfflineResponder:
                 asked_answer, asked_query = answered
                 merged = merged.model_copy(update=asked_answer.settles)
                 parts.append(self._compose_asked(asked_answer, plan, reading, words))
-                calculations.extend(asked_answer.results)
-                intent = f"asked:{question or 'compare'}"
+                reply.calculations.extend(asked_answer.results)
+                reply.intent = f"asked:{question or 'compare'}"
                 search_query = search_query or words[asked_query]
-                missing = asked_answer.missing
+                reply.missing = asked_answer.missing
             else:
                 outcome = self._calculate(plan, record, words)
                 if isinstance(outcome, Calculations):
@@ -181,7 +179,7 @@ class OfflineResponder:
                             ],
                         )
                     )
-                    calculations.extend(outcome.shown)
+                    reply.calculations.extend(outcome.shown)
                     hint = (
                         "search_quantized" if any(r.below_16_bit for r in outcome.shown) else "search_sizing"
                     )
@@ -192,50 +190,40 @@ class OfflineResponder:
                     search_query = search_query or topic_query(words[hint], outcome.shown)
                 else:
                     parts.append(outcome)
-                missing = merged.missing_slots()
+                reply.missing = merged.missing_slots()
         elif not parts and not merged.model and (reading.names_a_slot or reading.sizing_words):
-            intent = "need_model"
+            reply.intent = "need_model"
             if question == "price":
                 parts.append(words["price_note"])
             parts.append(words["need_model"])
             parts.append(composer.compose_card_classes(words))
             search_query = words["search_sizing"]
-            missing = merged.missing_slots()
+            reply.missing = merged.missing_slots()
         elif not parts:
             if reading.greeting:
-                intent, text = "greeting", words["greeting"]
+                reply.intent, text = "greeting", words["greeting"]
             elif reading.thanks:
-                intent, text = "thanks", words["thanks"]
+                reply.intent, text = "thanks", words["thanks"]
             elif reading.reset:
-                intent, text = "reset", words["reset"]
+                reply.intent, text = "reset", words["reset"]
             else:
-                intent, text = "off_topic", words["off_topic"]
+                reply.intent, text = "off_topic", words["off_topic"]
             parts.append(text)
 
-        notice = None
-        sources: list[Source] = []
         if search_query:
             found = self._search(search_query[:500], language, record, words)
             if found is None:
-                notice = words["notice_sources_unavailable"]
+                reply.notice = words["notice_sources_unavailable"]
                 parts.append(composer.compose_sources([], False, words))
             else:
-                sources = found
-                parts.append(composer.compose_sources(sources, True, words))
-        followup = composer.compose_followup(missing, words)
+                reply.sources = found
+                parts.append(composer.compose_sources(found, True, words))
+        followup = composer.compose_followup(reply.missing, words)
         if followup:
             parts.append(followup)
-        return OfflineAnswer(
-            answer="\n\n".join(part for part in parts if part),
-            language=language,
-            state=merged.model_copy(update={"language": language}),
-            calculations=calculations,
-            sources=sources,
-            missing=missing,
-            steps=steps,
-            notice=notice,
-            intent=intent,
-        )
+        reply.answer = "\n\n".join(part for part in parts if part)
+        reply.state = merged.model_copy(update={"language": language})
+        return reply
 
     def _answer_asked(
         self,
@@ -359,19 +347,7 @@ def _main_faq(reading: Understanding) -> FaqEntry | None:
 
 
 def _example_plan(model: str, language: Language) -> SizingPlan:
-    return SizingPlan(
-        model=model,
-        precisions=EXAMPLE_PRECISIONS,
-        side_by_side=True,
-        context=DEFAULT_CONTEXT,
-        users=1,
-        engine=None,
-        kv_dtype=None,
-        gpu=None,
-        card_class=None,
-        assumed=(),
-        language=language,
-    )
+    return SizingPlan(model=model, precisions=EXAMPLE_PRECISIONS, side_by_side=True, language=language)
 
 
 def slot_summary(state: ConversationState) -> str:

@@ -13,8 +13,10 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from assistant.offline.lexicon import load_yaml
+from assistant.offline.names import catalog, name_key
 from assistant.offline.notes import ReadingNote, note
-from assistant.offline.understanding import Understanding, catalog, load_yaml, name_key
+from assistant.offline.understanding import ENGINE_OPTION_FIELDS, WORKLOAD_FIELDS, Understanding
 from assistant.schemas import ConversationState, Language
 from tools import SizingRequest, SizingResult, calculate_vram, default_engine
 from tools.catalog import release_precisions
@@ -101,21 +103,21 @@ def family_sibling(model_id: str | None, bare: str) -> str:
     return bare
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SizingPlan:
-    """What to calculate for one answer."""
+    """What to calculate for one answer; what the visitor did not say is at its default."""
 
     model: str
     precisions: tuple[str, ...]
     side_by_side: bool  # no precision was named: the three common ones
-    context: int
-    users: int
-    engine: str | None
-    kv_dtype: str | None
-    gpu: str | None  # a card id (":N" for several) the visitor named
-    card_class: str | None  # a card-class id the visitor named ("48gb")
-    assumed: tuple[str, ...]  # "context", "users", "quantized", "native", "head_count": said plainly
     language: Language
+    context: int = DEFAULT_CONTEXT
+    users: int = DEFAULT_USERS
+    engine: str | None = None
+    kv_dtype: str | None = None
+    gpu: str | None = None  # a card id (":N" for several) the visitor named
+    card_class: str | None = None  # a card-class id the visitor named ("48gb")
+    assumed: tuple[str, ...] = ()  # "context", "users", "quantized", "native", "head_count": said plainly
     utilization: float | None = None  # vLLM --gpu-memory-utilization; None = the calculator's default
     head_count: int | None = None  # the head count the users were derived from
     # The serving workload the message asked about (service class, requests/s, latency targets).
@@ -134,43 +136,35 @@ class SizingPlan:
     @property
     def workload(self) -> dict[str, object]:
         """The SizingRequest fields of the workload that were said."""
-        said = {
-            "service": self.service,
-            "rate": self.rate,
-            "ttft_ms": self.ttft_ms,
-            "tpot_ms": self.tpot_ms,
-            "input_len": self.input_len,
-            "output_len": self.output_len,
-        }
-        return {key: value for key, value in said.items() if value is not None}
+        return self._said(WORKLOAD_FIELDS)
 
     @property
     def engine_options(self) -> dict[str, object]:
         """The SizingRequest fields of engine options that were said (LoRA slots, a draft model)."""
-        said = {
-            "max_loras": self.max_loras,
-            "max_lora_rank": self.max_lora_rank,
-            "draft_model": self.draft_model,
-        }
-        return {key: value for key, value in said.items() if value is not None}
+        return self._said(ENGINE_OPTION_FIELDS)
+
+    def _said(self, names: tuple[str, ...]) -> dict[str, object]:
+        values = {name: getattr(self, name) for name in names}
+        return {name: value for name, value in values.items() if value is not None}
+
+    def request(self, precision: str, gpu: str | None, *, with_engine_options: bool = True) -> SizingRequest:
+        """The request at one precision on one card (None: across the card classes)."""
+        return SizingRequest(
+            model=self.model,
+            precision=precision,
+            context=self.context,
+            users=self.users,
+            kv_dtype=self.kv_dtype,
+            engine=self.engine or default_engine(precision),
+            gpu=gpu,
+            lang=self.language,
+            **({"gpu_memory_utilization": self.utilization} if self.utilization else {}),
+            **self.workload,
+            **(self.engine_options if with_engine_options else {}),
+        )
 
     def requests(self, *, on_card: bool = True) -> list[SizingRequest]:
-        return [
-            SizingRequest(
-                model=self.model,
-                precision=precision,
-                context=self.context,
-                users=self.users,
-                kv_dtype=self.kv_dtype,
-                engine=self.engine or default_engine(precision),
-                gpu=self.gpu if on_card else None,
-                lang=self.language,
-                **({"gpu_memory_utilization": self.utilization} if self.utilization else {}),
-                **self.workload,
-                **self.engine_options,
-            )
-            for precision in self.precisions
-        ]
+        return [self.request(precision, self.gpu if on_card else None) for precision in self.precisions]
 
 
 @dataclass(frozen=True)
@@ -204,8 +198,7 @@ def merge_slots(state: ConversationState, understanding: Understanding) -> Conve
             updates[name] = value
     if understanding.utilization is not None:
         updates["gpu_memory_utilization"] = understanding.utilization
-    names = ("service", "rate", "ttft_ms", "tpot_ms", "input_len", "output_len", "max_loras", "max_lora_rank")
-    for name in (*names, "draft_model"):
+    for name in (*WORKLOAD_FIELDS, *ENGINE_OPTION_FIELDS):
         value = getattr(understanding, name)
         if value is not None:
             updates[name] = value
@@ -291,15 +284,7 @@ def plan_sizing(
         language=language,
         utilization=state.gpu_memory_utilization,
         head_count=state.head_count if "head_count" in assumed else None,
-        service=state.service,
-        rate=state.rate,
-        ttft_ms=state.ttft_ms,
-        tpot_ms=state.tpot_ms,
-        input_len=state.input_len,
-        output_len=state.output_len,
-        max_loras=state.max_loras,
-        max_lora_rank=state.max_lora_rank,
-        draft_model=state.draft_model,
+        **{name: getattr(state, name) for name in (*WORKLOAD_FIELDS, *ENGINE_OPTION_FIELDS)},
         notes=tuple(notes),
     )
 

@@ -1,0 +1,125 @@
+"""The offline assistant's words, compiled once: `lexicon()` reads data/lexicon.yaml and data/faq.yaml.
+
+Every field of `Lexicon` is the lexicon.yaml key of the same name, compiled by the kind its type
+says (one pattern, a list of patterns, or (pattern, id) pairs); numbers and word lists stay as
+written. The parsers in `assistant.offline.understanding` and its `read_*` modules only read it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from assistant.offline.workload import WorkloadPatterns, compile_patterns
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+Pairs = tuple[tuple[re.Pattern[str], str], ...]
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    # Read apart from the rest (their YAML shape is their own).
+    language_markers: dict[str, frozenset[str]]
+    kv_cache: re.Pattern[str]
+    kv_ids: dict[str, str]
+    faq_triggers: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]
+    workload: WorkloadPatterns
+    # Weights precision, KV cache and engine.
+    precision: Pairs
+    quantized_unspecified: re.Pattern[str]
+    quantized_default: str
+    engine: Pairs
+    tensor_parallel: re.Pattern[str]
+    utilization: re.Pattern[str]
+    # Concurrent users, head counts, context and request lengths.
+    users: tuple[re.Pattern[str], ...]
+    users_single: re.Pattern[str]
+    number_words: dict[str, int]
+    number_word_context: str
+    number_word_after: tuple[str, ...]
+    head_count: tuple[re.Pattern[str], ...]
+    context: tuple[re.Pattern[str], ...]
+    context_k: int
+    input_len: re.Pattern[str]
+    output_len: re.Pattern[str]
+    budget: re.Pattern[str]
+    # Models: sizes, a speculative draft, a Hub repo's quantized name.
+    model_size: tuple[re.Pattern[str], ...]
+    model_size_millions: re.Pattern[str]
+    draft: re.Pattern[str]
+    quantized_repo: re.Pattern[str]
+    ruled_out: re.Pattern[str]
+    # Cards and hosts.
+    card_memory: re.Pattern[str]
+    card_memory_words: re.Pattern[str]
+    card_count: re.Pattern[str]
+    unknown_hardware: re.Pattern[str]
+    apple: re.Pattern[str]
+    cpu: re.Pattern[str]
+    # LoRA adapters served.
+    lora_slots: re.Pattern[str]
+    lora_enable: re.Pattern[str]
+    lora_rank: re.Pattern[str]
+    lora_default_slots: int
+    # What is asked, and the conversation moves.
+    questions: Pairs
+    tasks: Pairs
+    comparison: re.Pattern[str]
+    sizing_words: re.Pattern[str]
+    greeting: re.Pattern[str]
+    thanks: re.Pattern[str]
+    reset: re.Pattern[str]
+    reveal_prompt: re.Pattern[str]
+    injection: re.Pattern[str]
+
+
+def load_yaml(name: str) -> Any:
+    """One file of data/, parsed."""
+    import yaml  # only the offline path needs it
+
+    # libyaml's loader when the wheel has it: several times faster on a cold start.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with (DATA_DIR / name).open(encoding="utf-8") as handle:
+        return yaml.load(handle, Loader=loader)
+
+
+def _compiled(kind: str, written: Any) -> Any:
+    """A lexicon.yaml value read as the field type `kind` (the annotation's text) says."""
+    if kind == "re.Pattern[str]":
+        return re.compile(written)
+    if kind == "tuple[re.Pattern[str], ...]":
+        return tuple(re.compile(pattern) for pattern in written)
+    if kind == "Pairs":
+        return tuple((re.compile(entry["pattern"]), entry["id"]) for entry in written)
+    if kind.startswith("tuple["):
+        return tuple(written)
+    return written
+
+
+@lru_cache(maxsize=1)
+def lexicon() -> Lexicon:
+    """The compiled lexicon (read once per process)."""
+    raw = load_yaml("lexicon.yaml")
+    faq = load_yaml("faq.yaml")["faq"]
+    apart: dict[str, Any] = {
+        "language_markers": {lang: frozenset(words) for lang, words in raw["language_markers"].items()},
+        "kv_cache": re.compile(raw["kv_cache"]["pattern"]),
+        "kv_ids": dict(raw["kv_cache"]["ids"]),
+        "faq_triggers": tuple(
+            (entry["id"], tuple(re.compile(pattern) for pattern in entry["triggers"])) for entry in faq
+        ),
+        "workload": compile_patterns(raw["workload"]),
+    }
+    read = {
+        spec.name: _compiled(str(spec.type), raw[spec.name])
+        for spec in fields(Lexicon)
+        if spec.name not in apart
+    }
+    return Lexicon(**apart, **read)
+
+
+__all__ = ["DATA_DIR", "Lexicon", "lexicon", "load_yaml"]

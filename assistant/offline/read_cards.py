@@ -1,0 +1,174 @@
+"""The cards and hosts a message names: catalog cards, memory-sized classes ("2x80GB"), Apple
+and CPU-only hosts, and the vLLM flags that set the card count and its memory share."""
+
+from __future__ import annotations
+
+import re
+
+from assistant.offline.lexicon import Lexicon, lexicon
+from assistant.offline.names import CardName, card_key, catalog
+from assistant.offline.notes import ReadingNote, note
+from assistant.offline.spans import blank, is_ruled_out, parse_number
+
+
+def find_tensor_parallel(text: str, lex: Lexicon) -> tuple[str, int | None]:
+    match = lex.tensor_parallel.search(text)
+    if not match:
+        return text, None
+    return blank(text, match.start(), match.end()), max(1, int(match.group(1)))
+
+
+def find_utilization(text: str, lex: Lexicon) -> tuple[str, float | None]:
+    match = lex.utilization.search(text)
+    if not match:
+        return text, None
+    value = parse_number(match.group(1))
+    if value is None or not 0.05 <= value <= 1.0:
+        return text, None
+    return blank(text, match.start(), match.end()), value
+
+
+def _count(word: str | None) -> int:
+    if not word:
+        return 1
+    if word.isdigit():
+        return max(1, int(word))
+    return int(lexicon().number_words.get(word, 1))
+
+
+def find_cards(
+    text: str, tensor_parallel: int | None, notes: list[ReadingNote]
+) -> tuple[str, list[tuple[str | None, str | None]]]:
+    """Every card named ("2x H100", "RTX 4090 de 24GB", "a 12 GB card") or card class written as
+    memory ("2x80GB"), in the order written, without those a correction rules out.
+
+    Each is (card spec, None) or (None, class id). A memory figure that is not a class is a generic
+    card of that memory ("24gb"), never the nearest catalog card.
+    """
+    cat = catalog()
+    lex = lexicon()
+    original = text
+    found: list[tuple[int, str | None, str | None]] = []
+    for key, cards in cat.card_keys:
+        if key not in text:
+            continue
+        # A bare number names a card only when it is not a quantity ("4090", not "6000 tokens").
+        quantity = r"(?!\s*(?:tokens?|k\b|users?|usuari|gb))" if key.isdigit() else ""
+        # "2x4090": the count's "x" may touch the name.
+        pattern = rf"(?:(?<![a-z0-9])|(?<=\dx)){re.escape(key)}s?(?![a-z0-9]){quantity}"
+        for match in list(re.finditer(pattern, text)):
+            card = _pick_card(cards, text, key in cat.spelled_card_keys)
+            before = text[max(0, match.start() - 12) : match.start()]
+            count_match = lex.card_count.search(before)
+            count = _count(count_match.group(1) if count_match else None)
+            fraction = _FRACTION_COUNT.search(before)
+            if fraction and not count_match:
+                notes.append(note("gpu_count_fraction", value=fraction.group(1), used=count))
+                start = max(0, match.start() - 12) + fraction.start()
+                text = blank(text, start, match.start())
+            if count == 1 and tensor_parallel:
+                count = tensor_parallel
+            text = blank(text, match.start(), match.end())
+            memory = lex.card_memory.search(text[match.end() : match.end() + 16])
+            if memory:  # "RTX 4090 de 24GB": the memory repeats the card, it is not a second card
+                start = match.end() + memory.start()
+                text = blank(text, start, match.end() + memory.end())
+            if count_match:
+                start = max(0, match.start() - 12) + count_match.start()
+                text = blank(text, start, match.start())
+            spec = card.card_id + (f":{count}" if count > 1 else "")
+            found.append((match.start(), spec, None))
+    for memory in list(lex.card_memory.finditer(text)):
+        gigabytes = int(memory.group(2))
+        if gigabytes < 10 and not lex.card_memory_words.search(text):
+            continue  # "8 GB of weights" is not a card; "an 8 GB card" is
+        count = _count(memory.group(1))
+        if count == 1 and tensor_parallel:
+            count = tensor_parallel
+        text = blank(text, memory.start(), memory.end())
+        class_id = f"{gigabytes}gb" if count == 1 else f"{count}x{gigabytes}gb"
+        if class_id in cat.class_ids:
+            found.append((memory.start(), None, class_id))
+        else:
+            found.append((memory.start(), f"{gigabytes}gb" + (f":{count}" if count > 1 else ""), None))
+    kept = [
+        (gpu, card_class)
+        for position, gpu, card_class in sorted(found)
+        if not is_ruled_out(original, position)
+    ]
+    unique: list[tuple[str | None, str | None]] = []
+    for item in kept:
+        if item not in unique:
+            unique.append(item)
+    return text, unique
+
+
+_FRACTION_COUNT = re.compile(r"(?<![\w.,])(\d+[.,]\d+)\s*(?:x|\*)?\s*$")
+
+
+def host_cards(
+    cards: list[tuple[str | None, str | None]], said_kind: str | None, folded: str
+) -> tuple[list[tuple[str | None, str | None]], str | None]:
+    """Apple and CPU-only hosts as the catalog's apple-* / cpu-* entries, and the host kind.
+
+    A catalog Apple or CPU entry named is that host; a memory figure said with "Mac" or "no GPU"
+    ("128 GB de RAM sin GPU") is the host entry of that memory (and chip or DDR generation, where said).
+    """
+    cat = catalog()
+    if cards and cards[0][0]:
+        kind = cat.kinds.get(cards[0][0].split(":")[0])
+        if kind in ("apple", "cpu"):
+            return cards, kind
+    if said_kind is None:
+        if cards or not re.search(r"\bddr[345]\b", folded):
+            return cards, None
+        said_kind = "cpu"
+    memory = None
+    if cards and not (cards[0][0] and cards[0][0].split(":")[0] in cat.kinds):
+        written = re.match(r"(?:\d+x)?(\d+)gb", cards[0][1] or cards[0][0] or "")
+        memory = float(written.group(1)) if written else None
+    elif cards:
+        return cards, said_kind  # a GPU named beside "no GPU" words: keep what was named
+    host = _host_card(said_kind, memory, folded)
+    if host is None:
+        return cards, said_kind
+    return [(host, None), *cards[1:]], said_kind
+
+
+_HOST_WORDS = re.compile(r"\b(m[1-5]|pro|max|ultra|mini|studio|ddr[45]|xeon|epyc)\b")
+
+
+def _host_card(kind: str, memory_gb: float | None, folded: str) -> str | None:
+    """The catalog entry of that kind with the memory said, preferring the chip or memory
+    generation written ("m4 pro", "ddr4"); None when the catalog has no host of that memory
+    (the memory figure then stands as written)."""
+    cat = catalog()
+    entries = [card for card in cat.cards if cat.kinds.get(card.card_id) == kind]
+    said = set(_HOST_WORDS.findall(folded))
+    if memory_gb is not None:
+        entries = [card for card in entries if card.memory_gb == memory_gb]
+    elif kind == "cpu":  # no memory said: the DDR generation written, else the catalog's "cpu only"
+        entries = [card for card in entries if said & set(_HOST_WORDS.findall(card_key(card.label)))] or [
+            card for card in entries if "cpu only" in (card_key(alias) for alias in _aliases(card.card_id))
+        ]
+    else:
+        return None
+    if not entries:
+        return None
+    return max(entries, key=lambda card: len(said & set(_HOST_WORDS.findall(card_key(card.label))))).card_id
+
+
+def _aliases(card_id: str) -> list[str]:
+    import tools
+
+    return next((card.aliases for card in tools.list_cards() if card.id == card_id), [])
+
+
+def _pick_card(cards: tuple[CardName, ...], text: str, spelled: bool = False) -> CardName:
+    """Among cards sharing a short name ("A100" 40/80GB), the one whose memory is written, else the
+    card the catalog spells that way (listed first), else the largest."""
+    compact = re.sub(r"\s*(?:de\s+)?(\d+)\s*gb", r" \1gb", text)
+    for card in cards:
+        if re.search(rf"(?<![\d.]){card.memory_gb:g}gb", compact):
+            return card
+    return cards[0] if spelled else max(cards, key=lambda card: card.memory_gb)

@@ -1,0 +1,231 @@
+"""The models a message names, and the weights and KV-cache precisions written with them.
+
+Catalog aliases first, then "<family> <size>", then a bare size ("70B", "70.000 millones");
+a family one typo away ("lama 3 70b") is that family; a speculative draft model is read apart
+so it is not a second model to compare.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from assistant.offline.lexicon import Lexicon, lexicon
+from assistant.offline.names import ModelName, catalog, name_key
+from assistant.offline.notes import ReadingNote, note
+from assistant.offline.spans import blank, is_ruled_out, parse_number
+
+
+@dataclass(frozen=True)
+class FoundModel:
+    position: int  # in the folded message
+    model_id: str
+    label: str
+    ruled_out: bool  # "not the 7B"
+
+
+def find_models(text: str, notes: list[ReadingNote]) -> tuple[str, list[FoundModel]]:
+    """Catalog aliases first, then "<family> <size>", then a bare size ("70B", "70.000 millones")."""
+    cat = catalog()
+    lex = lexicon()
+    original = text
+    # Aliases are matched on the name-key form of the message; the raw span is then blanked (and
+    # its position taken) by a pattern that tolerates the separators the visitor wrote.
+    keyed = name_key(text)
+    # Spans an alias has claimed: "mistral small" is not also "mistral". `keyed` keeps sizeless
+    # family names, which the sizes after them need ("llama 3.1 ... 70b").
+    claimed = keyed
+    found: list[FoundModel] = []
+    sizeless: list[tuple[int, ModelName]] = []
+    for key, model in cat.model_keys:
+        if key not in claimed:
+            continue
+        match = re.search(rf"(?<![a-z0-9.]){re.escape(key)}(?![a-z0-9])", claimed)
+        if match:
+            claimed = blank(claimed, match.start(), match.end())
+            if not re.search(r"\d[bm]\b", key):  # "llama3.1", "mixtral": a family, unless no size follows
+                sizeless.append((_name_position(text, key), model))
+                continue
+            keyed = blank(keyed, match.start(), match.end())
+            text, position = _blank_name_in_text(text, key)
+            found.append(FoundModel(position, model.model_id, model.label, is_ruled_out(original, position)))
+    sizes: list[tuple[int, float]] = []
+    for pattern in lex.model_size:
+        for match in pattern.finditer(text):
+            value = parse_number(match.group(1))
+            if value:
+                sizes.append((match.start(), value))
+                text = blank(text, match.start(), match.end())
+    for match in lex.model_size_millions.finditer(text):
+        value = parse_number(match.group(1))
+        if value:
+            sizes.append((match.start(), value / 1000))
+            text = blank(text, match.start(), match.end())
+    for position, size_b in sorted(sizes):
+        family_model = _family_model(keyed, size_b)
+        ruled_out = is_ruled_out(original, position)
+        if family_model and all(model.model_id != family_model.model_id for model in found):
+            found.append(FoundModel(position, family_model.model_id, family_model.label, ruled_out))
+            written = _other_version(keyed, family_model, size_b)
+            if written and not ruled_out:
+                notes.append(note("model_substituted", written=written, label=family_model.label))
+        elif not family_model:
+            found.append(FoundModel(position, f"{size_b:g}b", f"{size_b:g}B", ruled_out))
+    if not sizes:  # a family alias with no size ("mixtral", "llama3.1") names the catalog's default
+        for position, model in sizeless:
+            if all(found_model.model_id != model.model_id for found_model in found):
+                found.append(
+                    FoundModel(position, model.model_id, model.label, is_ruled_out(original, position))
+                )
+    # "un 3b, llama 3.2 3b": a bare size repeating a catalog model named alongside is that model.
+    named = [model for model in found if not _BARE.fullmatch(model.model_id)]
+    found = [
+        model
+        for model in found
+        if not _BARE.fullmatch(model.model_id)
+        or not any(_same_size(model.model_id, other.model_id) for other in named)
+    ]
+    found.sort(key=lambda model: model.position)
+    return text, found
+
+
+_BARE = re.compile(r"\d+(?:\.\d+)?b")
+
+
+def _same_size(bare: str, model_id: str) -> bool:
+    size = float(bare[:-1])
+    model = next((entry for entry in catalog().models if entry.model_id == model_id), None)
+    return model is not None and abs(model.params_b - size) <= 0.1 * size
+
+
+def _name_position(text: str, key: str) -> int:
+    match = re.search(_name_pattern(key), text)
+    return match.start() if match else 0
+
+
+def _name_pattern(key: str) -> str:
+    parts = [re.escape(part) for part in re.split(r"\s+", key)]
+    # Between parts the raw text may have separators, or nothing where name_key inserted a space.
+    return r"[\s\-_:/()\[\],]*".join(parts)
+
+
+def _blank_name_in_text(text: str, key: str) -> tuple[str, int]:
+    """Blank the raw spelling of a matched model name, whatever separators it used; and where it was."""
+    match = re.search(_name_pattern(key), text)
+    return (blank(text, match.start(), match.end()), match.start()) if match else (text, 0)
+
+
+def _other_version(keyed_text: str, model: ModelName, size_b: float) -> str | None:
+    """ "Llama 2 70B" when the text names a version of the family that the matched catalog model
+    is not (the catalog's Llama 3.1 70B stands in for it); None when the versions agree."""
+    family = re.escape(model.family)
+    written = re.search(rf"\b{family} (\d+(?:\.\d+)?) (?:[a-z]+ )?{size_b:g} ?b\b", keyed_text)
+    own = re.search(rf"\b{family} (\d+(?:\.\d+)?)\b", name_key(model.label))
+    if not written or not own:
+        return None
+    version, own_version = written.group(1), own.group(1)
+    if own_version == version or own_version.startswith(version + "."):
+        return None
+    return f"{model.family.capitalize()} {version} {size_b:g}B"
+
+
+def _family_model(keyed_text: str, size_b: float) -> ModelName | None:
+    """The first catalog model of a family named in the text whose size is within 10% of size_b."""
+    cat = catalog()
+    words = set(keyed_text.split())
+    for model in cat.models:
+        if model.family in words and abs(model.params_b - size_b) <= 0.1 * size_b:
+            return model
+    return None
+
+
+def _edit_distance_one(word: str, target: str) -> bool:
+    """One insertion, deletion, substitution or swap of neighbours apart."""
+    if word == target or abs(len(word) - len(target)) > 1:
+        return False
+    if len(word) == len(target):
+        diffs = [index for index, (a, b) in enumerate(zip(word, target, strict=True)) if a != b]
+        if len(diffs) == 1:
+            return True
+        first, second = [*diffs, 0, 0][:2]
+        return (
+            len(diffs) == 2
+            and second == first + 1
+            and word[first] == target[second]
+            and word[second] == target[first]
+        )
+    short, long_ = sorted((word, target), key=len)
+    return any(long_[:index] + long_[index + 1 :] == short for index in range(len(long_)))
+
+
+def fix_family_typos(text: str) -> str:
+    """ "lama 3 70b", "quen 2.5 7b": a word one typo away from a catalog family, followed by a
+    version or size, is that family."""
+    families = [family for family in catalog().families if len(family) >= 4 and family.isalpha()]
+
+    def fixed(match: re.Match[str]) -> str:
+        word = match.group(1)
+        if word in families:
+            return word
+        near = [family for family in families if _edit_distance_one(word, family)]
+        return near[0] if len(near) == 1 else word
+
+    return re.sub(r"\b([a-z]{4,})(?=[\s-]*\d)", fixed, text)
+
+
+def find_draft(text: str, lex: Lexicon) -> tuple[str, str | None]:
+    """Speculative decoding's draft model ("--draft llama-3.2-1b", "speculative decoding with
+    Llama 3.2 1B"), with its name blanked so it is not a second model to compare."""
+    match = lex.draft.search(text)
+    if not match:
+        return text, None
+    group = next(index for index in range(1, (match.lastindex or 0) + 1) if match.group(index))
+    span = match.group(group)
+    blanked, models = find_models(span, [])
+    if not models:
+        return text, None
+    start = match.start(group)
+    text = blank(text, match.start(), start)
+    last = max(index for index, (a, b) in enumerate(zip(span, blanked, strict=True)) if a != b)
+    return blank(text, start, start + last + 1), models[0].model_id
+
+
+_REPO_ID = re.compile(r"(?<![\w/])[a-z][\w.-]+/([\w.-]*\d[\w.-]*)")
+
+
+def names_release_repo(text: str, lex: Lexicon) -> bool:
+    """A Hub repo id ("Qwen/Qwen2.5-32B-Instruct") whose name marks no quantized upload: the
+    16-bit checkpoint the model is released as."""
+    repos = [match.group(1) for match in _REPO_ID.finditer(text)]
+    return bool(repos) and not any(lex.quantized_repo.search(repo) for repo in repos)
+
+
+def find_precisions(text: str, lex: Lexicon) -> tuple[str, list[tuple[int, str]]]:
+    """Every weights precision written, with its position, in the order written."""
+    hits: list[tuple[int, str]] = []
+    for pattern, precision in lex.precision:
+        for match in pattern.finditer(text):
+            hits.append((match.start(), precision))
+            text = blank(text, match.start(), match.end())
+    return text, sorted(hits)
+
+
+def precision_per_model(models: list[FoundModel], hits: list[tuple[int, str]]) -> tuple[str | None, ...]:
+    """For each model, the first precision written after it and before the next model."""
+    if not models:
+        return ()
+    ordered = sorted(models, key=lambda model: model.position)
+    bounds = [model.position for model in ordered[1:]] + [10**9]
+    per_model: dict[int, str | None] = {}
+    for model, bound in zip(ordered, bounds, strict=True):
+        after = [precision for position, precision in sorted(hits) if model.position <= position < bound]
+        per_model[model.position] = after[0] if after else None
+    return tuple(per_model[model.position] for model in models)
+
+
+def find_kv_dtype(text: str, lex: Lexicon) -> tuple[str, str | None]:
+    match = lex.kv_cache.search(text)
+    if not match:
+        return text, None
+    written = re.sub(r"[\s_-]", "", next(group for group in match.groups() if group))
+    return blank(text, match.start(), match.end()), lex.kv_ids.get(written)

@@ -1,0 +1,141 @@
+"""The amounts a message gives: concurrent users, head counts, context, request lengths, a
+budget and LoRA adapter slots, in digits or in words ("twenty users", "eramos cuatro")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from assistant.offline.lexicon import Lexicon
+from assistant.offline.notes import ReadingNote, note
+from assistant.offline.spans import blank, parse_number
+
+
+def digits_for_number_words(text: str, lex: Lexicon) -> str:
+    """ "twenty users", "eramos cuatro", "a dozen people at once" -> digits, same length kept."""
+    after = "|".join(rf"(?<=\b{word} )" for word in lex.number_word_after)
+    for word, number in lex.number_words.items():
+        pattern = rf"(?:{after}){word}\b|\b(?:an? |una )?{word}\b{lex.number_word_context}"
+        text = re.sub(pattern, _as_digits(number), text)
+    return text
+
+
+def _as_digits(number: int) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        return str(number).ljust(len(match.group(0)))
+
+    return replace
+
+
+def find_head_count(text: str, lex: Lexicon) -> tuple[str, int | None]:
+    for pattern in lex.head_count:
+        match = pattern.search(text)
+        if match:
+            value = parse_number(match.group(1))
+            if value and value >= 1:
+                return blank(text, match.start(), match.end()), int(value)
+    return text, None
+
+
+def _negative(text: str, start: int) -> bool:
+    """A minus sign written right before a number ("-3 usuarios"), not a hyphen inside a name."""
+    return bool(re.search(r"(?:^|[\s(=:])-\s?$", text[:start]))
+
+
+def find_users(text: str, lex: Lexicon, notes: list[ReadingNote]) -> tuple[str, int | None]:
+    from tools.scenario import MAX_USERS
+
+    for pattern in lex.users:
+        match = pattern.search(text)
+        if match:
+            value = parse_number(match.group(1))
+            if value is not None and (value < 1 or value > MAX_USERS or _negative(text, match.start(1))):
+                shown = -value if _negative(text, match.start(1)) else value
+                notes.append(note("users_out_of_range", value=shown, limit=MAX_USERS))
+                return blank(text, match.start(), match.end()), None
+            users = scaled(match.group(1), match.group(2), 1000)
+            if users and users > MAX_USERS:
+                notes.append(note("users_out_of_range", value=users, limit=MAX_USERS))
+                return blank(text, match.start(), match.end()), None
+            if users:
+                return blank(text, match.start(), match.end()), users
+    if lex.users_single.search(text):
+        return text, 1
+    return text, None
+
+
+def find_context(text: str, lex: Lexicon, notes: list[ReadingNote]) -> tuple[str, int | None]:
+    from tools.scenario import MAX_CONTEXT
+
+    for pattern in lex.context:
+        match = pattern.search(text)
+        if match:
+            suffix = match.group(2) if match.lastindex and match.lastindex >= 2 else None
+            context = scaled(match.group(1), suffix, lex.context_k)
+            if context and context > MAX_CONTEXT:
+                notes.append(note("context_out_of_range", value=context, limit=MAX_CONTEXT))
+                return blank(text, match.start(), match.end()), None
+            if context and context >= 128:
+                return blank(text, match.start(), match.end()), context
+    return text, None
+
+
+def scaled(raw: str, suffix: str | None, k: int) -> int | None:
+    value = parse_number(raw)
+    if value is None:
+        return None
+    if suffix == "k":
+        value *= k
+    elif suffix and suffix.startswith("mill"):  # "10 millones", "2 million": decimal millions
+        value *= 1_000_000
+    elif suffix == "m":
+        value *= k * k
+    return int(value) if value >= 1 else None
+
+
+def first_number(match: re.Match[str]) -> tuple[str, str | None] | None:
+    """The first (number, suffix) group pair a multi-branch pattern filled."""
+    groups = match.groups()
+    for index in range(0, len(groups) - 1, 2):
+        if groups[index]:
+            return groups[index], groups[index + 1]
+    return None
+
+
+def find_lengths(text: str, lex: Lexicon) -> tuple[str, int | None, int | None]:
+    """ "1000 tokens in and 200 out", "prompts of 4k tokens": per-request lengths, never a context."""
+    lengths: list[int | None] = []
+    for pattern in (lex.input_len, lex.output_len):
+        match = pattern.search(text)
+        read = first_number(match) if match else None
+        value = scaled(read[0], read[1], 1000) if read else None
+        if match and value:
+            text = blank(text, match.start(), match.end())
+        lengths.append(value)
+    return text, lengths[0], lengths[1]
+
+
+def find_budget(text: str, lex: Lexicon) -> tuple[str, str | None]:
+    match = lex.budget.search(text)
+    if not match:
+        return text, None
+    written = next(group for group in match.groups() if group)
+    return blank(text, match.start(), match.end()), written.strip()
+
+
+def find_lora(text: str, folded: str, lex: Lexicon) -> tuple[str, str, int | None, int | None]:
+    """LoRA adapters served at once (vLLM --enable-lora/--max-loras): slots, the rank, and the
+    message with those spans blanked for the task reading (serving adapters is not fine-tuning)."""
+    slots_match = lex.lora_slots.search(text)
+    enabled = lex.lora_enable.search(text)
+    if not slots_match and not enabled:
+        return text, folded, None, None
+    slots = int(next(group for group in slots_match.groups() if group)) if slots_match else None
+    rank_match = lex.lora_rank.search(text)
+    rank = int(next(group for group in rank_match.groups() if group)) if rank_match else None
+    task_text = folded
+    for match in (slots_match, enabled, rank_match):
+        if match:
+            text = blank(text, match.start(), match.end())
+            task_text = blank(task_text, match.start(), match.end())
+    return text, task_text, max(1, slots or lex.lora_default_slots), rank
