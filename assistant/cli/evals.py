@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from assistant.evals.compare import ComparePlan, CompareReport, TaskResult
     from assistant.settings import Settings
 
-# loadtest: the run worked but the endpoint missed --target-p95-ms (run_loadtest's docstring, its --help, says 3).
+# loadtest: the run worked but the endpoint missed --target-p95-ms (run_loadtest's docstring names it).
 EXIT_TARGET_MISSED = 3
 
 
