@@ -22,6 +22,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.conversation_scoring import GOLDEN, Score, load, score_conversations, score_singles
 
+# The splits other than the held-out one, with what each holds; the first one asked for is scored.
+SPLITS = {
+    "sealed": "the sealed split",
+    "fresh": "the fresh split (written last)",
+    "blind": "the blind split (written unseen)",
+    "performance": "the speed and latency split (no conversations)",
+    "performance_fresh": "the speed and latency questions written after the code (no conversations)",
+}
+
 
 def table(scores: list[Score], key: str) -> list[str]:
     groups: dict[str, list[Score]] = defaultdict(list)
@@ -38,25 +47,11 @@ def table(scores: list[Score], key: str) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sealed", action="store_true", help="score the sealed split")
-    parser.add_argument("--fresh", action="store_true", help="score the fresh split (written last)")
-    parser.add_argument(
-        "--performance", action="store_true", help="score the speed and latency split (no conversations)"
-    )
-    parser.add_argument(
-        "--performance-fresh",
-        action="store_true",
-        help="score the speed and latency questions written after the code (no conversations)",
-    )
-    parser.add_argument("--blind", action="store_true", help="score the blind split (written unseen)")
+    for split, scored in SPLITS.items():
+        parser.add_argument(f"--{split.replace('_', '-')}", action="store_true", help=f"score {scored}")
     parser.add_argument("--failures", action="store_true", help="list each question's failed checks")
     args = parser.parse_args()
-    chosen = [
-        name
-        for name in ("sealed", "fresh", "blind", "performance", "performance_fresh")
-        if getattr(args, name)
-    ]
-    split = chosen[0] if chosen else "heldout"
+    split = next((name for name in SPLITS if getattr(args, name)), "heldout")
     singles = score_singles(load(f"conversation_{split}.jsonl"))
     turns = GOLDEN / f"conversation_{split}_turns.jsonl"
     conversations = score_conversations(load(turns.name)) if turns.exists() else []

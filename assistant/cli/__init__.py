@@ -1,7 +1,8 @@
 """The `sizing` command line.
 
 Run `sizing --help`. Each subcommand lives in its own small module that registers
-its parser; heavy libraries are imported inside the handlers, never at import time.
+its parser with the builders of `options.py` (a command's help is its handler's docstring);
+heavy libraries are imported inside the handlers, never at import time.
 """
 
 from __future__ import annotations

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from assistant.cli.files import read_failure
+from assistant.cli.options import add_command, add_json_flag
 from tools.errors import InvalidInputError
 
 if TYPE_CHECKING:
+    from assistant.cli.options import Subparsers
     from assistant.schemas import Reply
     from assistant.service import Assistant
     from assistant.settings import Settings
@@ -40,30 +42,18 @@ STATE_WORDS = frozenset({"/state", "/slots"})
 MAX_BATCH_CHARS = 64_000_000
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    ask = subparsers.add_parser(
-        "ask",
-        help="answer one sizing question (or a file of them)",
-        description="Answer a GPU-sizing question with the arithmetic, the card class and the caveat.",
-    )
+def register(subparsers: Subparsers) -> None:
+    ask = add_command(subparsers, "ask", run)
     ask.add_argument("question", nargs="?", help="the question, in Spanish or English")
-    ask.add_argument("--json", action="store_true", help="print the reply as one JSON object")
+    add_json_flag(ask, "print the reply as one JSON object")
     ask.add_argument(
         "--batch",
         metavar="FILE",
         help="answer every non-blank line of FILE ('-' = stdin); prints one JSON object per line",
     )
-    ask.set_defaults(handler=run)
 
-    chat = subparsers.add_parser(
-        "chat",
-        help="a sizing conversation in the terminal (slots kept across turns)",
-        description="Type questions; the assistant remembers the model, precision, tasks, context and "
-        "users across turns. 'exit' or end of input (Ctrl-D) quits; '/reset' starts over; "
-        "'/state' shows the remembered slots.",
-    )
-    chat.add_argument("--json", action="store_true", help="print each reply as one JSON object per line")
-    chat.set_defaults(handler=run_chat)
+    chat = add_command(subparsers, "chat", run_chat)
+    add_json_flag(chat, "print each reply as one JSON object per line")
 
 
 def _assistant(settings: Settings) -> Assistant:
@@ -73,6 +63,9 @@ def _assistant(settings: Settings) -> Assistant:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    """answer one sizing question (or a file of them)
+
+    Answer a GPU-sizing question with the arithmetic, the card class and the caveat."""
     if args.batch is not None:
         if args.question:
             raise InvalidInputError("give either a QUESTION or --batch FILE, not both")
@@ -131,6 +124,11 @@ def _print_reply(reply: Reply, out: TextIO, err: TextIO) -> None:
 
 
 def run_chat(args: argparse.Namespace, settings: Settings) -> int:
+    """a sizing conversation in the terminal (slots kept across turns)
+
+    Type questions; the assistant remembers the model, precision, tasks, context and users across
+    turns. 'exit' or end of input (Ctrl-D) quits; '/reset' starts over; '/state' shows the remembered
+    slots."""
     return chat_loop(_assistant(settings), sys.stdin, sys.stdout, sys.stderr, json_lines=args.json)
 
 

@@ -25,11 +25,19 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from assistant.cli.options import (
+    add_command,
+    add_context_option,
+    add_json_flag,
+    add_language_option,
+    add_memory_share_option,
+)
 from tools.errors import InvalidInputError
 from tools.performance import performance_line
 from tools.texts import integer, number
 
 if TYPE_CHECKING:
+    from assistant.cli.options import Subparsers
     from assistant.settings import Settings
     from tools import SizingResult
     from tools.finetune import FinetuneSpec
@@ -38,15 +46,8 @@ if TYPE_CHECKING:
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser(
-        "calc",
-        help="VRAM arithmetic for a model, precision, context and concurrency",
-        description=(
-            "Size a model on every card class (48gb, 80gb, 2x80gb) or on one card. "
-            "GB = 10^9 bytes; card memory is what nvidia-smi reports."
-        ),
-    )
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "calc", run)
     parser.add_argument(
         "model",
         nargs="?",
@@ -59,9 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="weights: fp32 bf16 fp16 fp8 int8 int4 awq gptq nf4 mxfp4 "
         "q8_0 q6_k q5_k_m q4_k_m q4_0 q3_k_m q2_k (default bf16, or a Hub checkpoint's own)",
     )
-    parser.add_argument(
-        "--context", default="8192", help="tokens per sequence, e.g. 8192 or 32k (default 8192)"
-    )
+    add_context_option(parser)
     parser.add_argument(
         "--users",
         default="1",
@@ -96,16 +95,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--gpu", default=None, metavar="ID[:N]", help="one card, optionally N of them (h100-80gb:2)"
     )
-    parser.add_argument(
-        "--gpu-memory-utilization", default="0.9", help="vLLM's share of card memory (default 0.9)"
-    )
+    add_memory_share_option(parser)
     parser.add_argument(
         "--config", default=None, metavar="PATH", help="a Hugging Face config.json to size instead"
     )
     parser.add_argument(
         "--gguf", default=None, metavar="FILE", help="a local GGUF file: sized from its header, exactly"
     )
-    parser.add_argument("--lang", default="en", help="language of the texts: en | es (default en)")
+    add_language_option(parser, "texts")
     extras = parser.add_argument_group("serving extras")
     extras.add_argument(
         "--max-loras", default="0", help="vLLM LoRA adapter slots kept on the GPUs (default 0)"
@@ -129,8 +126,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         default=True,
         help="recompute activations in the backward pass (default on)",
     )
-    parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    parser.set_defaults(handler=run)
+    add_json_flag(parser, "print the result as one JSON object")
 
 
 def parse_count(name: str, value: str) -> int:
@@ -244,6 +240,10 @@ def read_config(path: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None) -> int:
+    """VRAM arithmetic for a model, precision, context and concurrency
+
+    Size a model on every card class (48gb, 80gb, 2x80gb) or on one card.
+    GB = 10^9 bytes; card memory is what nvidia-smi reports."""
     from tools import SizingRequest, calculate_vram
     from tools.performance_measured import load_measurements
 

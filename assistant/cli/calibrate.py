@@ -24,25 +24,28 @@ import statistics
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assistant.cli.options import add_command, add_engine_option
 from tools.errors import InvalidInputError
 
 if TYPE_CHECKING:
+    from assistant.cli.options import Subparsers
     from assistant.settings import Settings
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser(
-        "calibrate",
-        help="record load-test measurements of your own hardware (they override the speed estimate)",
-        description="Record or list measurements of your own serving setup; see `sizing calibrate add --help`.",
-    )
+def register(subparsers: Subparsers) -> None:
+    def usage(args: argparse.Namespace, settings: Settings) -> int:
+        """record load-test measurements of your own hardware (they override the speed estimate)
+
+        Record or list measurements of your own serving setup; see `sizing calibrate add --help`."""
+        parser.print_help()
+        return 2
+
+    parser = add_command(subparsers, "calibrate", usage)
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
-    add = actions.add_parser("add", help="record one measurement")
+    add = add_command(actions, "add", run_add)
     add.add_argument("--model", required=True, help="catalog id or alias of the model served")
     add.add_argument("--precision", default="bf16", help="weight format served (default bf16)")
-    add.add_argument(
-        "--engine", default="vllm", help="vllm | llamacpp | ollama | transformers (default vllm)"
-    )
+    add_engine_option(add)
     add.add_argument(
         "--gpu", required=True, metavar="ID[:N]", help="card id, optionally :N cards (h100-80gb:2)"
     )
@@ -66,22 +69,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="PATH",
         help="measurements file (default tools/data/perf_measured.json)",
     )
-    add.set_defaults(handler=run_add)
-    listing = actions.add_parser("list", help="print the recorded measurements")
+    listing = add_command(actions, "list", run_list)
     listing.add_argument("--file", default=None, metavar="PATH", help="measurements file")
-    listing.set_defaults(handler=run_list)
-    parser.set_defaults(handler=lambda args, settings: parser.print_help() or 2)
+
+
+def _option_file(option: str, path: str, refusal: str, decode_errors: str = "strict") -> str:
+    """The text of the file an option names; a missing or unreadable one is one line naming both."""
+    try:
+        return Path(path).read_text(encoding="utf-8", errors=decode_errors)
+    except FileNotFoundError:
+        raise InvalidInputError(f"{option} {path!r}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"{option} {path!r} {refusal} ({exc.__class__.__name__})") from None
 
 
 def _from_loadtest(path: str) -> dict[str, Any]:
+    refusal = "is not a loadtest JSON report"
+    text = _option_file("--from-loadtest", path, refusal)
     try:
-        report = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InvalidInputError(f"--from-loadtest {path!r}: no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidInputError(
-            f"--from-loadtest {path!r} is not a loadtest JSON report ({exc.__class__.__name__})"
-        ) from None
+        report = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"--from-loadtest {path!r} {refusal} ({exc.__class__.__name__})") from None
     needed = ("users", "prompt_tokens", "max_tokens", "ttft_ms_p50", "tokens_per_s_per_user")
     missing = [key for key in needed if not isinstance(report, dict) or report.get(key) in (None, 0)]
     if missing:
@@ -108,14 +116,7 @@ _VLLM_STATS = re.compile(
 
 def _from_vllm_log(path: str) -> dict[str, Any]:
     """Median generation throughput and running requests over the log's busy intervals."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
-    except FileNotFoundError:
-        raise InvalidInputError(f"--from-vllm-log {path!r}: no such file") from None
-    except OSError as exc:
-        raise InvalidInputError(
-            f"--from-vllm-log {path!r} is not readable ({exc.__class__.__name__})"
-        ) from None
+    lines = _option_file("--from-vllm-log", path, "is not readable", decode_errors="replace").splitlines()
     busy = []
     for line in lines:
         match = _VLLM_STATS.search(line)
@@ -136,6 +137,7 @@ def _from_vllm_log(path: str) -> dict[str, Any]:
 
 
 def run_add(args: argparse.Namespace, settings: Settings) -> int:
+    """record one measurement"""
     from pydantic import ValidationError
 
     from tools.calculator import ENGINE_LABELS
@@ -201,6 +203,7 @@ def run_add(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_list(args: argparse.Namespace, settings: Settings) -> int:
+    """print the recorded measurements"""
     from tools.performance_measured import load_measurements
 
     rows = load_measurements(args.file)

@@ -18,25 +18,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from assistant.cli.files import read_failure
+from assistant.cli.options import add_command, add_json_flag
 from tools.errors import InvalidInputError
 
 if TYPE_CHECKING:
+    from assistant.cli.options import Subparsers
     from assistant.settings import Settings
 
 MAX_MESSAGE_CHARS = 20_000
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser("draft", help="draft the reply to a customer's e-mail (stdin or --file)")
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "draft", run)
     parser.add_argument(
         "--file", default=None, metavar="PATH", help="the e-mail as a text file (default: stdin)"
     )
     parser.add_argument("--customer", default=None, help="the customer's name for the greeting")
-    parser.add_argument("--json", action="store_true", help="print the draft and its details as JSON")
-    parser.set_defaults(handler=run)
+    add_json_flag(parser, "print the draft and its details as JSON")
 
 
 def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None) -> int:
+    """draft the reply to a customer's e-mail (stdin or --file)"""
     from assistant.quote import price_list_from_settings
     from assistant.sales import Signature, draft_from_message
 

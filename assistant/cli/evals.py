@@ -14,17 +14,23 @@ import json
 import logging
 import os
 import sys
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assistant.cli.options import add_command, add_json_flag
+
 if TYPE_CHECKING:
+    from assistant.cli.options import Subparsers
+    from assistant.evals.client import Endpoint
     from assistant.evals.compare import ComparePlan, CompareReport, TaskResult
     from assistant.settings import Settings
 
-EXIT_TARGET_MISSED = 3  # loadtest: the run worked but the endpoint missed --target-p95-ms
+# loadtest: the run worked but the endpoint missed --target-p95-ms (run_loadtest's docstring names it).
+EXIT_TARGET_MISSED = 3
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: Subparsers) -> None:
     _register_compare(subparsers)
     _register_loadtest(subparsers)
 
@@ -32,16 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 # ---------------------------------------------------------------------------- compare
 
 
-def _register_compare(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser(
-        "compare",
-        help="run a task file against two endpoints and compare the answers side by side",
-        description=(
-            "Send every task of a JSONL file to two OpenAI-compatible endpoints (say, one model at 16 bits "
-            "and at 4 bits), score both, and write a side-by-side HTML report, a Markdown summary and a "
-            "JSONL file of results appended as each task finishes."
-        ),
-    )
+def _register_compare(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "compare", run_compare)
     parser.add_argument("--a-url", required=True, help="base URL of endpoint A (e.g. http://host:8000/v1)")
     parser.add_argument("--a-model", required=True, help="model name to send to endpoint A")
     parser.add_argument("--b-url", required=True, help="base URL of endpoint B")
@@ -78,8 +76,7 @@ def _register_compare(subparsers: argparse._SubParsersAction) -> None:  # type: 
         "--blind", action="store_true", help="also write a blind review sheet (shuffled labels) and its key"
     )
     parser.add_argument("--seed", type=int, help="seed of the blind shuffle (default: random)")
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON instead of Markdown")
-    parser.set_defaults(handler=run_compare)
+    add_json_flag(parser, "print the summary as JSON instead of Markdown")
 
 
 def _add_key_options(parser: argparse.ArgumentParser, sides: tuple[str, ...]) -> None:
@@ -107,22 +104,30 @@ def _api_key(args: argparse.Namespace, side: str | None) -> str | None:
     return value
 
 
-def _compare_plan(args: argparse.Namespace) -> ComparePlan:
+def _endpoint(args: argparse.Namespace, side: str | None) -> Endpoint:
+    """The endpoint that --SIDE-url, --SIDE-model (--url, --model without a side) and the key options name."""
     from assistant.evals.client import Endpoint
+
+    prefix = f"{side}_" if side else ""
+    return Endpoint(
+        url=getattr(args, f"{prefix}url"),
+        model=getattr(args, f"{prefix}model"),
+        api_key=_api_key(args, side),
+        timeout_s=args.timeout,
+    )
+
+
+def _compare_plan(args: argparse.Namespace) -> ComparePlan:
     from assistant.evals.compare import ComparePlan
     from assistant.evals.errors import EvalOptionError
     from assistant.evals.tasks import load_tasks
 
     if bool(args.judge_url) != bool(args.judge_model):
         raise EvalOptionError("--judge-url and --judge-model go together")
-
-    def endpoint(side: str, url: str, model: str) -> Endpoint:
-        return Endpoint(url=url, model=model, api_key=_api_key(args, side), timeout_s=args.timeout)
-
     plan = ComparePlan(
-        a=endpoint("a", args.a_url, args.a_model),
-        b=endpoint("b", args.b_url, args.b_model),
-        judge=endpoint("judge", args.judge_url, args.judge_model) if args.judge_url else None,
+        a=_endpoint(args, "a"),
+        b=_endpoint(args, "b"),
+        judge=_endpoint(args, "judge") if args.judge_url else None,
         tasks=load_tasks(args.tasks),
         max_tokens=args.max_tokens,
         temperature=args.temperature,
@@ -144,6 +149,11 @@ def _quiet_http_logs(settings: Settings) -> None:
 
 
 def run_compare(args: argparse.Namespace, settings: Settings) -> int:
+    """run a task file against two endpoints and compare the answers side by side
+
+    Send every task of a JSONL file to two OpenAI-compatible endpoints (say, one model at 16 bits and
+    at 4 bits), score both, and write a side-by-side HTML report, a Markdown summary and a JSONL file of
+    results appended as each task finishes."""
     from tqdm import tqdm
 
     _quiet_http_logs(settings)
@@ -231,16 +241,8 @@ def _write_reports(
 # ---------------------------------------------------------------------------- loadtest
 
 
-def _register_loadtest(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser(
-        "loadtest",
-        help="stream concurrent requests to an endpoint and report TTFT, latency and tokens/s",
-        description=(
-            "N users, each sending streaming requests one after another, R requests in all. Reports time to "
-            "first token, end-to-end latency, output tokens/s per user and in total, errors, and a verdict "
-            f"against --target-p95-ms (exit code {EXIT_TARGET_MISSED} when the target is missed)."
-        ),
-    )
+def _register_loadtest(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "loadtest", run_loadtest)
     parser.add_argument("--url", required=True, help="base URL of the endpoint (e.g. http://host:8000/v1)")
     parser.add_argument("--model", required=True, help="model name to send")
     parser.add_argument("--users", type=int, required=True, help="concurrent users")
@@ -257,29 +259,26 @@ def _register_loadtest(subparsers: argparse._SubParsersAction) -> None:  # type:
         help="ask the server to always write --max-tokens (vLLM extension)",
     )
     _add_key_options(parser, ())
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.set_defaults(handler=run_loadtest)
+    add_json_flag(parser, "print the figures as JSON")
 
 
 def run_loadtest(args: argparse.Namespace, settings: Settings) -> int:
+    """stream concurrent requests to an endpoint and report TTFT, latency and tokens/s
+
+    N users, each sending streaming requests one after another, R requests in all. Reports time to first
+    token, end-to-end latency, output tokens/s per user and in total, errors, and a verdict against
+    --target-p95-ms (exit code 3 when the target is missed)."""
     from tqdm import tqdm
 
     _quiet_http_logs(settings)
-    from assistant.evals.client import Endpoint
     from assistant.evals.loadtest import LoadPlan, render_load_text
     from assistant.evals.loadtest import run_loadtest as run_load
 
-    plan = LoadPlan(
-        endpoint=Endpoint(
-            url=args.url, model=args.model, api_key=_api_key(args, None), timeout_s=args.timeout
-        ),
-        users=args.users,
-        requests=args.requests,
-        prompt_tokens=args.prompt_tokens,
-        max_tokens=args.max_tokens,
-        target_p95_ms=args.target_p95_ms,
-        ignore_eos=args.ignore_eos,
-    )
+    # Every field of the plan but the endpoint is the option of the same name.
+    options = {
+        field.name: getattr(args, field.name) for field in fields(LoadPlan) if field.name != "endpoint"
+    }
+    plan = LoadPlan(endpoint=_endpoint(args, None), **options)
     plan.check()
     with tqdm(total=plan.requests, desc="loadtest", unit="req", file=sys.stderr, disable=None) as progress:
         result = run_load(plan, on_request=lambda _answer: progress.update(1))

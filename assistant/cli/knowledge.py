@@ -12,36 +12,32 @@ import sys
 import textwrap
 from typing import TYPE_CHECKING
 
+from assistant.cli.options import add_command, add_json_flag
+
 if TYPE_CHECKING:
+    from assistant.cli.options import Subparsers
     from assistant.settings import Settings
 
 # Characters of each passage shown by the human-readable `sizing search` output (--json prints all).
 PREVIEW_CHARS = 400
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    ingest = subparsers.add_parser(
-        "ingest",
-        help="index the Markdown articles into Chroma (idempotent)",
-        description="Index the articles: new sections are added, changed ones re-embedded, removed ones deleted.",
-    )
+def register(subparsers: Subparsers) -> None:
+    ingest = add_command(subparsers, "ingest", run_ingest)
     ingest.add_argument("--rebuild", action="store_true", help="drop the index and build it from scratch")
-    ingest.add_argument("--json", action="store_true", help='print {"chunks", "added", "updated", "removed"}')
-    ingest.set_defaults(handler=run_ingest)
+    add_json_flag(ingest, 'print {"chunks", "added", "updated", "removed"}')
 
-    search = subparsers.add_parser(
-        "search",
-        help="find the article sections that answer a question (Spanish or English)",
-        description="Search the sizing articles; builds the index first if it is missing.",
-    )
+    search = add_command(subparsers, "search", run_search)
     search.add_argument("query", help="the question or keywords")
     search.add_argument("--k", type=_positive_int, default=3, help="how many sections to return (default 3)")
     search.add_argument("--lang", choices=("es", "en"), help="only sections written in this language")
-    search.add_argument("--json", action="store_true", help="print a JSON list of passages")
-    search.set_defaults(handler=run_search)
+    add_json_flag(search, "print a JSON list of passages")
 
 
 def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    """index the Markdown articles into Chroma (idempotent)
+
+    Index the articles: new sections are added, changed ones re-embedded, removed ones deleted."""
     from knowledge import open_store
 
     report = open_store(settings).ingest(rebuild=args.rebuild)
@@ -58,6 +54,9 @@ def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_search(args: argparse.Namespace, settings: Settings) -> int:
+    """find the article sections that answer a question (Spanish or English)
+
+    Search the sizing articles; builds the index first if it is missing."""
     from knowledge import open_store
 
     passages = open_store(settings).search(args.query, k=args.k, lang=args.lang)

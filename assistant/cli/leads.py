@@ -14,27 +14,28 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, TextIO
 
+from assistant.cli.options import add_command, add_json_flag
+
 if TYPE_CHECKING:
+    from assistant.cli.options import Subparsers
     from assistant.settings import Settings
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser("leads", help="list, export or delete the stored leads (handoffs)")
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "leads", doc="list, export or delete the stored leads (handoffs)")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    listing = actions.add_parser("list", help="one line per lead")
-    listing.add_argument("--json", action="store_true", help="print every lead as JSON")
-    listing.set_defaults(handler=run_list)
-    export = actions.add_parser("export", help="every lead as CSV (default) or JSON")
+    listing = add_command(actions, "list", run_list)
+    add_json_flag(listing, "print every lead as JSON")
+    export = add_command(actions, "export", run_export)
     shape = export.add_mutually_exclusive_group()
     shape.add_argument("--csv", action="store_true", help="comma-separated values (default)")
     shape.add_argument("--json", action="store_true", help="JSON, with transcripts and calculations")
-    export.set_defaults(handler=run_export)
-    delete = actions.add_parser("delete", help="erase every lead with one e-mail address")
+    delete = add_command(actions, "delete", run_delete)
     delete.add_argument("--email", required=True, help="the visitor's e-mail address")
-    delete.set_defaults(handler=run_delete)
 
 
 def run_list(args: argparse.Namespace, settings: Settings, out: TextIO | None = None) -> int:
+    """one line per lead"""
     from assistant.desk.export import leads_json
     from assistant.desk.store import open_desk
 
@@ -55,6 +56,7 @@ def run_list(args: argparse.Namespace, settings: Settings, out: TextIO | None = 
 
 
 def run_export(args: argparse.Namespace, settings: Settings, out: TextIO | None = None) -> int:
+    """every lead as CSV (default) or JSON"""
     from assistant.desk.export import leads_csv, leads_json
     from assistant.desk.store import open_desk
 
@@ -64,6 +66,7 @@ def run_export(args: argparse.Namespace, settings: Settings, out: TextIO | None 
 
 
 def run_delete(args: argparse.Namespace, settings: Settings, out: TextIO | None = None) -> int:
+    """erase every lead with one e-mail address"""
     from assistant.desk.errors import InvalidLeadError
     from assistant.desk.store import EMAIL_SHAPE, open_desk
 

@@ -16,49 +16,48 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from assistant.cli.options import (
+    add_command,
+    add_context_option,
+    add_engine_option,
+    add_json_flag,
+    add_kv_dtype_option,
+    add_language_option,
+    add_memory_share_option,
+)
 from tools.errors import InvalidInputError
 from tools.i18n import Language, as_language
 
 if TYPE_CHECKING:
+    from assistant.cli.options import Subparsers
     from assistant.quote import Quote
     from assistant.settings import Settings
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser(
-        "quote",
-        help="priced server configurations that hold a sizing request",
-        description="Quote the server configurations of the price list (SIZING_PRICES_FILE) that hold the request.",
-    )
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "quote", run)
     parser.add_argument("model", help='catalog id, alias ("Llama 3.1 70B") or bare size ("70b")')
     parser.add_argument(
         "--precision", default="bf16", help="weights precision, as in sizing calc (default bf16)"
     )
-    parser.add_argument(
-        "--context", default="8192", help="tokens per sequence, e.g. 8192 or 32k (default 8192)"
-    )
+    add_context_option(parser)
     parser.add_argument("--users", default="1", help="concurrent sequences (default 1)")
-    parser.add_argument("--kv-dtype", default=None, help="KV cache: bf16 fp16 fp8 q8_0 q4_0 (default 16-bit)")
-    parser.add_argument(
-        "--engine", default="vllm", help="vllm | llamacpp | ollama | transformers (default vllm)"
-    )
-    parser.add_argument(
-        "--gpu-memory-utilization", default="0.9", help="vLLM's share of card memory (default 0.9)"
-    )
-    parser.add_argument(
-        "--prices", default=None, metavar="PATH", help="price list YAML (default SIZING_PRICES_FILE)"
-    )
+    add_kv_dtype_option(parser)
+    add_engine_option(parser)
+    add_memory_share_option(parser)
+    parser.add_argument("--prices", metavar="PATH", help="price list YAML (default SIZING_PRICES_FILE)")
     parser.add_argument(
         "--utilization",
-        default=None,
         help="share of the month the server generates, for the cost per million tokens (default SIZING_QUOTE_UTILIZATION)",
     )
-    parser.add_argument("--lang", default="en", help="language of the table: en | es (default en)")
-    parser.add_argument("--json", action="store_true", help="print the quote as one JSON object")
-    parser.set_defaults(handler=run)
+    add_language_option(parser, "table")
+    add_json_flag(parser, "print the quote as one JSON object")
 
 
 def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None) -> int:
+    """priced server configurations that hold a sizing request
+
+    Quote the server configurations of the price list (SIZING_PRICES_FILE) that hold the request."""
     from assistant.cli.calc import parse_count, parse_fraction
     from assistant.quote import NoPriceListError, build_quote, price_list_from_settings
     from tools import SizingRequest

@@ -15,24 +15,21 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TextIO
 
+from assistant.cli.options import add_command, add_json_flag
 from tools.errors import InvalidInputError
 
 if TYPE_CHECKING:
+    from assistant.cli.options import Subparsers
     from assistant.settings import Settings
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser("report", help="coverage gaps: top questions, unknown models, nothing-fit")
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "report", run)
+    parser.add_argument("--since", metavar="DATE", help="only rows from this day on (YYYY-MM-DD)")
     parser.add_argument(
-        "--since", default=None, metavar="DATE", help="only rows from this day on (YYYY-MM-DD)"
+        "--low-score", help="best-passage score below which a question counts as not covered (default 0.87)"
     )
-    parser.add_argument(
-        "--low-score",
-        default=None,
-        help="best-passage score below which a question counts as not covered (default 0.87)",
-    )
-    parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    parser.set_defaults(handler=run)
+    add_json_flag(parser, "print the report as one JSON object")
 
 
 def parse_day(value: str) -> datetime:
@@ -44,6 +41,7 @@ def parse_day(value: str) -> datetime:
 
 
 def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None) -> int:
+    """coverage gaps: top questions, unknown models, nothing-fit"""
     from assistant.desk.report import LOW_RETRIEVAL_SCORE, build_report, report_markdown
     from assistant.desk.store import open_desk
 

@@ -13,9 +13,14 @@ import logging
 import socket
 import threading
 import time
+from typing import TYPE_CHECKING
 
+from assistant.cli.options import add_command
 from assistant.settings import Settings
 from tools.errors import SizingError
+
+if TYPE_CHECKING:
+    from assistant.cli.options import Subparsers
 
 log = logging.getLogger(__name__)
 
@@ -42,18 +47,16 @@ def check_bindable(host: str, port: int) -> None:
             raise PortUnavailableError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser(
-        "serve",
-        help="run the web app (chat, calculator, sales draft, API)",
-        description="Serve the web app. GET /healthz reports the mode and whether the LLM and Chroma answer.",
-    )
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "serve", run)
     parser.add_argument("--host", default=None, help="address to bind (default: SIZING_HOST, 127.0.0.1)")
     parser.add_argument("--port", type=int, default=None, help="port (default: SIZING_PORT, 7860)")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    """run the web app (chat, calculator, sales draft, API)
+
+    Serve the web app. GET /healthz reports the mode and whether the LLM and Chroma answer."""
     import uvicorn
 
     from assistant.service import build_assistant

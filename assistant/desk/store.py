@@ -14,7 +14,7 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,6 +33,7 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 # Deliberately loose: one @, a dot in the domain, no spaces (RFC 5322 is for mail servers to judge).
 EMAIL_SHAPE = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+# The form's text fields, with the most characters each may hold.
 FIELD_LIMITS = {"name": 200, "email": 320, "company": 200, "message": 4000}
 # A transcript longer than this many messages keeps its last ones (the recent ask is what matters).
 TRANSCRIPT_MESSAGES = 40
@@ -132,19 +133,8 @@ class LeadRecord:
     notified: bool
 
     def public_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "created_at": self.created_at.isoformat(),
-            "name": self.name,
-            "email": self.email,
-            "company": self.company,
-            "message": self.message,
-            "consent": self.consent,
-            "language": self.language,
-            "transcript": self.transcript,
-            "calculations": self.calculations,
-            "notified": self.notified,
-        }
+        values = {attribute.name: getattr(self, attribute.name) for attribute in fields(self)}
+        return {**values, "created_at": self.created_at.isoformat()}
 
 
 @dataclass(frozen=True)
@@ -245,10 +235,7 @@ class DeskStore:
     ) -> int:
         form = form.validated()
         lead = Lead(
-            name=form.name,
-            email=form.email,
-            company=form.company,
-            message=form.message,
+            **{key: getattr(form, key) for key in FIELD_LIMITS},
             consent=True,
             language=language,
             transcript=list(transcript or [])[-TRANSCRIPT_MESSAGES:],
@@ -402,18 +389,15 @@ def open_desk(settings: Any) -> DeskStore:
 
 
 def _lead_record(lead: Lead) -> LeadRecord:
+    """The row as a plain record, detached from its session: the lists copied, the time made aware."""
+    values = {attribute.name: getattr(lead, attribute.name) for attribute in fields(LeadRecord)}
     return LeadRecord(
-        id=lead.id,
-        created_at=_aware(lead.created_at),
-        name=lead.name,
-        email=lead.email,
-        company=lead.company,
-        message=lead.message,
-        consent=lead.consent,
-        language=lead.language,
-        transcript=list(lead.transcript or []),
-        calculations=list(lead.calculations or []),
-        notified=lead.notified,
+        **{
+            **values,
+            "created_at": _aware(lead.created_at),
+            "transcript": list(lead.transcript or []),
+            "calculations": list(lead.calculations or []),
+        }
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import httpx
 import openai
@@ -106,10 +106,7 @@ def chat(
         if remaining <= 0:
             raise _Expired(endpoint.timeout_s)
         with client.with_options(timeout=remaining).chat.completions.with_streaming_response.create(
-            model=endpoint.model,
-            messages=cast(Any, messages),  # plain dicts, the wire shape of the message params
-            max_tokens=max_tokens,
-            temperature=temperature,
+            **_request(endpoint, messages, max_tokens, temperature)
         ) as response:
             body = bytearray()
             for piece in response.iter_bytes():
@@ -137,6 +134,18 @@ def chat(
         return Answer(latency_ms=(time.perf_counter() - started) * 1000, error=describe_fault(exc, endpoint))
 
 
+def _request(
+    endpoint: Endpoint, messages: list[dict[str, str]], max_tokens: int, temperature: float
+) -> dict[str, Any]:
+    """What every chat call sends besides how it wants the answer delivered."""
+    return {
+        "model": endpoint.model,
+        "messages": messages,  # plain dicts, the wire shape of the message params
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+    }
+
+
 class _Expired(Exception):
     """The call's wall-clock time ran out while the endpoint was still sending."""
 
@@ -155,10 +164,10 @@ def chat_streaming(
     messages: list[dict[str, str]],
     *,
     max_tokens: int,
-    temperature: float = 0.0,
     extra_body: dict[str, Any] | None = None,
 ) -> Answer:
-    """One streaming chat completion: time to first token, end-to-end latency, output tokens."""
+    """One streaming chat completion at temperature 0: time to first token, end-to-end latency,
+    output tokens."""
     started = time.perf_counter()
     ttft_ms: float | None = None
     pieces: list[str] = []
@@ -168,10 +177,7 @@ def chat_streaming(
     completion_tokens: int | None = None
     try:
         stream = client.chat.completions.create(
-            model=endpoint.model,
-            messages=cast(Any, messages),  # plain dicts, the wire shape of the message params
-            max_tokens=max_tokens,
-            temperature=temperature,
+            **_request(endpoint, messages, max_tokens, temperature=0.0),
             stream=True,
             stream_options={"include_usage": True},
             extra_body=extra_body,

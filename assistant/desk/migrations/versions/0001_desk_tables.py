@@ -15,15 +15,22 @@ branch_labels = None
 depends_on = None
 
 
-def _created_at() -> sa.Column:
-    return sa.Column("created_at", sa.DateTime(timezone=True), nullable=False)
+def _create_table(name: str, *columns: sa.Column, indexed: tuple[str, ...]) -> None:
+    """A desk table: the id and creation time every one has, then its own columns; `created_at` and the
+    `indexed` columns get an index each, named ix_<table>_<column>."""
+    op.create_table(
+        name,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        *columns,
+    )
+    for column in ("created_at", *indexed):
+        op.create_index(f"ix_{name}_{column}", name, [column])
 
 
 def upgrade() -> None:
-    op.create_table(
+    _create_table(
         "leads",
-        sa.Column("id", sa.Integer, primary_key=True),
-        _created_at(),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("email", sa.String(320), nullable=False),
         sa.Column("company", sa.String(200), nullable=False),
@@ -33,13 +40,10 @@ def upgrade() -> None:
         sa.Column("transcript", sa.JSON, nullable=False),
         sa.Column("calculations", sa.JSON, nullable=False),
         sa.Column("notified", sa.Boolean, nullable=False),
+        indexed=("email",),
     )
-    op.create_index("ix_leads_created_at", "leads", ["created_at"])
-    op.create_index("ix_leads_email", "leads", ["email"])
-    op.create_table(
+    _create_table(
         "questions",
-        sa.Column("id", sa.Integer, primary_key=True),
-        _created_at(),
         sa.Column("question", sa.Text, nullable=False),
         sa.Column("language", sa.String(8), nullable=False),
         sa.Column("mode", sa.String(16), nullable=False),
@@ -51,13 +55,10 @@ def upgrade() -> None:
         sa.Column("retrieval_scores", sa.JSON, nullable=False),
         sa.Column("top_retrieval_score", sa.Float, nullable=True),
         sa.Column("answer_digest", sa.String(64), nullable=False),
+        indexed=("answer_digest",),
     )
-    op.create_index("ix_questions_created_at", "questions", ["created_at"])
-    op.create_index("ix_questions_answer_digest", "questions", ["answer_digest"])
-    op.create_table(
+    _create_table(
         "feedback",
-        sa.Column("id", sa.Integer, primary_key=True),
-        _created_at(),
         sa.Column("rating", sa.String(8), nullable=False),
         sa.Column("comment", sa.Text, nullable=False),
         sa.Column("question", sa.Text, nullable=False),
@@ -70,9 +71,8 @@ def upgrade() -> None:
         sa.Column("retrieval_scores", sa.JSON, nullable=False),
         sa.Column("language", sa.String(8), nullable=False),
         sa.Column("mode", sa.String(16), nullable=False),
+        indexed=("answer_digest",),
     )
-    op.create_index("ix_feedback_created_at", "feedback", ["created_at"])
-    op.create_index("ix_feedback_answer_digest", "feedback", ["answer_digest"])
 
 
 def downgrade() -> None:
