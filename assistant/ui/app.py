@@ -181,9 +181,9 @@ def build_app(
 def _compare_tab(settings: Settings) -> None:
     """The quantization-comparison tab (`build_compare_tab`), if this build has it."""
     try:
-        from assistant.evals.ui import build_compare_tab
+        from assistant.ui.compare_tab import build_compare_tab
     except ImportError:
-        log.info("assistant.evals.ui is not available; the Compare tab shows a notice")
+        log.info("assistant.ui.compare_tab is not available; the Compare tab shows a notice")
         gr.Markdown(label("The Compare tab is not available in this build."))
         return
     build_compare_tab(settings, label=label)

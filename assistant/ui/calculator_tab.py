@@ -14,7 +14,7 @@ import gradio as gr
 
 from assistant.settings import Settings
 from assistant.ui import handlers
-from assistant.ui.handlers import CalculatorInputs
+from assistant.ui.handlers import CalculatorInputs, uploaded_path
 from assistant.ui.labels import browser_lang, label
 from tools.errors import SizingError
 
@@ -30,14 +30,6 @@ def default_model(choices: list[tuple[str, str]]) -> str | None:
     preferred = [model_id for model_id in ids if "70b" in model_id.lower()]
     candidates = preferred or ids
     return candidates[0] if candidates else None
-
-
-def uploaded_path(value: Any) -> str | None:
-    if not value:
-        return None
-    if isinstance(value, str):
-        return value
-    return str(getattr(value, "path", None) or getattr(value, "name", "")) or None
 
 
 def calculator_inputs(
