@@ -93,22 +93,6 @@ def build_app(
     if desk is not None and settings.question_log:
         assistant = feedback.RecordingAssistant(assistant, desk)
 
-    def offer_engineer(
-        history: list[dict[str, Any]], state: VisitorSession, request: gr.Request
-    ) -> tuple[Any, Any]:
-        return handoff.offer_update(history, state, browser_lang(request))
-
-    def under_the_chat(chatbot: gr.Chatbot, session: gr.State) -> dict[str, Any]:
-        """The handoff form below the chat; the offer runs after each answer."""
-        engineer = handoff.build_handoff(desk, settings, chatbot, session, browser_lang)
-        return {
-            "fn": offer_engineer,
-            "inputs": [chatbot, session],
-            "outputs": [engineer.box, engineer.line],
-            "queue": False,
-            "api_visibility": "private",
-        }
-
     with gr.Blocks(title="Sizing Assistant", analytics_enabled=False) as demo:
         calculator_memory = gr.State(None)
         # One translatable label per Markdown: the browser replaces one i18n marker per string.
@@ -130,7 +114,9 @@ def build_app(
                         view,
                         storage_key="sizing-chat",
                         feedback=True,
-                        after_turn=under_the_chat,
+                        after_turn=lambda chatbot, session: handoff.under_the_chat(
+                            desk, settings, chatbot, session, browser_lang
+                        ),
                         under_log=lambda chatbot, session: feedback.build_feedback(
                             desk, chatbot, session, browser_lang, mode
                         ),
