@@ -17,8 +17,8 @@ from assistant.evals.client import Endpoint, chat, open_client
 from assistant.evals.compare import ComparePlan, iter_compare
 from assistant.evals.scorers import score_regex
 from assistant.evals.tasks import parse_tasks
-from assistant.evals.ui import UI_DEADLINE_S, UI_MAX_RUNS, CompareForm, plan_from_form, run_compare_form
 from assistant.settings import Settings
+from assistant.ui.compare_tab import UI_DEADLINE_S, UI_MAX_RUNS, CompareForm, plan_from_form, run_compare_form
 from tests.openai_stub import StubOpenAI, slow, text
 
 pytestmark = pytest.mark.timeout(60)
@@ -90,7 +90,7 @@ def test_a_run_ends_at_its_deadline_with_the_tasks_that_finished(trickle: Trickl
 
 
 def test_the_tab_reports_a_run_cut_by_its_deadline(trickle: Trickle, monkeypatch: pytest.MonkeyPatch) -> None:
-    import assistant.evals.ui as tab
+    import assistant.ui.compare_tab as tab
 
     monkeypatch.setattr(tab, "UI_DEADLINE_S", 1.0)
     settings = Settings(llm_timeout=TRICKLE_SECONDS * 2)
@@ -152,7 +152,7 @@ def test_the_regex_scorer_still_matches() -> None:
 @pytest.mark.parametrize(("lang", "words"), [("en", "still running"), ("es", "Aún se está ejecutando")])
 def test_one_address_runs_one_comparison_at_a_time(lang: str, words: str) -> None:
     from assistant.evals.errors import EvalOptionError
-    from assistant.evals.ui import RunsPerClient
+    from assistant.ui.compare_tab import RunsPerClient
 
     runs = RunsPerClient()
     with runs.run("198.51.100.1", lang):  # type: ignore[arg-type]

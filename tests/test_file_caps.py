@@ -17,8 +17,8 @@ import pytest
 from assistant.cli import ask
 from assistant.evals.errors import TaskFileError
 from assistant.evals.tasks import MAX_TASK_FILE_BYTES, load_tasks
-from assistant.evals.ui import UI_MAX_TASK_BYTES, tasks_from_form
 from assistant.settings import Settings
+from assistant.ui.compare_tab import UI_MAX_TASK_BYTES, tasks_from_form
 from tests.ui_fakes import FakeAssistant
 from tools.errors import InvalidInputError
 
@@ -60,7 +60,7 @@ def test_the_compare_tab_caps_uploads_and_pasted_tasks(tmp_path: Path, lang: str
 
 
 def test_the_compare_tab_spanish_words_the_cap(tmp_path: Path) -> None:
-    from assistant.evals.ui import task_problem_text
+    from assistant.ui.compare_tab import task_problem_text
 
     upload = one_long_task(tmp_path / "mine.jsonl", UI_MAX_TASK_BYTES)
     with pytest.raises(TaskFileError) as caught:

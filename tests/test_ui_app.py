@@ -154,7 +154,7 @@ def test_the_sales_draft_panel_is_built_only_where_allowed(
 
 
 def test_compare_tab_labels_have_spanish_translations() -> None:
-    from assistant.evals.ui import LABELS
+    from assistant.ui.compare_tab import LABELS
 
     for label in LABELS:
         assert LABELS_ES[label].strip() and LABELS_ES[label] != label

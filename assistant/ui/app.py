@@ -3,15 +3,14 @@
 Run it with `sizing serve` (see `assistant/cli/serve.py`). `build_app(assistant, settings)`
 builds the Blocks without serving (tests call it); `build_http_app(assistant, settings)`
 mounts it, and the widget, on a FastAPI app for uvicorn. Each tab or panel is built by its own
-module (`chat_panel`, `calculator_tab`, `widget`); per-visitor data lives only
-in `gr.State` and `gr.BrowserState`.
+module (`chat_panel`, `sales_tab`, `calculator_tab`, `compare_tab`, `admin_tab`, `widget`);
+this one only assembles them. Per-visitor data lives only in `gr.State` and `gr.BrowserState`.
 """
 
 from __future__ import annotations
 
 import html
 import logging
-import time
 from typing import Any
 
 import gradio as gr
@@ -20,19 +19,18 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from assistant.settings import Settings
-from assistant.ui import admin_tab, desk_texts, feedback, handlers, handoff, sales_tab, widget
+from assistant.ui import admin_tab, desk_texts, feedback, handoff, sales_tab, widget
 from assistant.ui.articles import ROUTE as ARTICLES_ROUTE
 from assistant.ui.articles import ArticleLibrary
 from assistant.ui.calculator_tab import build_calculator_tab
 from assistant.ui.catalogue import phrase
 from assistant.ui.chart import CHART_CSS
-from assistant.ui.chat_panel import CHAT_CSS, build_chat_panel, head_script
+from assistant.ui.chat_panel import CHAT_CSS, build_chat_panel, head_script, register_chat_api
 from assistant.ui.chat_view import AnswerView
 from assistant.ui.client_limits import GateFactory, client_gates
 from assistant.ui.desk_wiring import open_desk_or_none
-from assistant.ui.handlers import ChatAssistant, ChatLimits
+from assistant.ui.handlers import ChatAssistant
 from assistant.ui.labels import browser_lang, build_i18n, label
-from assistant.ui.session import VisitorSession
 from assistant.ui.session_expiry import bound_sessions, session_lifespan
 from assistant.ui.texts import language_from_header
 from assistant.ui.theme import app_theme
@@ -84,7 +82,6 @@ def build_app(
     from assistant.hub_client import hub_from_settings
 
     view = AnswerView(library)
-    limits = ChatLimits.from_settings(settings)
     hub = hub_from_settings(settings)  # Hub ids in the calculator (None when lookups are off)
     # Per address as well as per session: a client chooses its own session id.
     gates = gates or client_gates(settings)
@@ -92,22 +89,6 @@ def build_app(
     mode = str(getattr(assistant, "mode", "offline"))
     if desk is not None and settings.question_log:
         assistant = feedback.RecordingAssistant(assistant, desk)
-
-    def offer_engineer(
-        history: list[dict[str, Any]], state: VisitorSession, request: gr.Request
-    ) -> tuple[Any, Any]:
-        return handoff.offer_update(history, state, browser_lang(request))
-
-    def under_the_chat(chatbot: gr.Chatbot, session: gr.State) -> dict[str, Any]:
-        """The handoff form below the chat; the offer runs after each answer."""
-        engineer = handoff.build_handoff(desk, settings, chatbot, session, browser_lang)
-        return {
-            "fn": offer_engineer,
-            "inputs": [chatbot, session],
-            "outputs": [engineer.box, engineer.line],
-            "queue": False,
-            "api_visibility": "private",
-        }
 
     with gr.Blocks(title="Sizing Assistant", analytics_enabled=False) as demo:
         calculator_memory = gr.State(None)
@@ -130,7 +111,9 @@ def build_app(
                         view,
                         storage_key="sizing-chat",
                         feedback=True,
-                        after_turn=under_the_chat,
+                        after_turn=lambda chatbot, session: handoff.under_the_chat(
+                            desk, settings, chatbot, session, browser_lang
+                        ),
                         under_log=lambda chatbot, session: feedback.build_feedback(
                             desk, chatbot, session, browser_lang, mode
                         ),
@@ -152,27 +135,7 @@ def build_app(
 
         sales_tab.register_draft_api(settings, panel.session, browser_lang)
         handoff.register_handoff_api(desk, settings, panel.session, browser_lang)
-        # Hidden components that carry the `chat` API (gradio_client sees these, not the widgets).
-        api_message = gr.Textbox(visible=False)
-        api_answer = gr.Textbox(visible=False)
-        api_chat_trigger = gr.Button(visible=False)
-
-        def chat_api(
-            message: str, session: VisitorSession, request: gr.Request
-        ) -> tuple[str, VisitorSession]:
-            return handlers.answer_once(
-                assistant, limits, message, session, browser_lang(request), time.monotonic(), gates(request)
-            )
-
-        api_chat_trigger.click(
-            chat_api,
-            inputs=[api_message, panel.session],
-            outputs=[api_answer, panel.session],
-            api_name="chat",
-            api_description="Ask the sizing assistant one message; returns the answer (Markdown).",
-            concurrency_id="chat",
-            concurrency_limit=settings.concurrency_limit,
-        )
+        register_chat_api(assistant, settings, panel.session, gates)
 
     demo.queue(default_concurrency_limit=settings.concurrency_limit)
     return demo
@@ -181,9 +144,9 @@ def build_app(
 def _compare_tab(settings: Settings) -> None:
     """The quantization-comparison tab (`build_compare_tab`), if this build has it."""
     try:
-        from assistant.evals.ui import build_compare_tab
+        from assistant.ui.compare_tab import build_compare_tab
     except ImportError:
-        log.info("assistant.evals.ui is not available; the Compare tab shows a notice")
+        log.info("assistant.ui.compare_tab is not available; the Compare tab shows a notice")
         gr.Markdown(label("The Compare tab is not available in this build."))
         return
     build_compare_tab(settings, label=label)

@@ -7,14 +7,16 @@ by name); the panel's own events receive the form as one dict of component -> va
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import gradio as gr
 
 from assistant.settings import Settings
 from assistant.ui import handlers
-from assistant.ui.handlers import CalculatorInputs
+from assistant.ui.handlers import CalculatorInputs, uploaded_path
 from assistant.ui.labels import browser_lang, label
 from tools.errors import SizingError
 
@@ -32,39 +34,11 @@ def default_model(choices: list[tuple[str, str]]) -> str | None:
     return candidates[0] if candidates else None
 
 
-def uploaded_path(value: Any) -> str | None:
-    if not value:
-        return None
-    if isinstance(value, str):
-        return value
-    return str(getattr(value, "path", None) or getattr(value, "name", "")) or None
-
-
-def calculator_inputs(
-    model: str | None,
-    params_b: float | None,
-    config_file: Any,
-    precision: str,
-    kv_dtype: str | None,
-    context: float | None,
-    users: float | None,
-    engine: str,
-    card: str | None,
-    card_count: float | None,
-) -> CalculatorInputs:
-    """The panel's widget values as CalculatorInputs (empty strings mean "not given")."""
-    return CalculatorInputs(
-        model=model or None,
-        params_b=params_b,
-        config_path=uploaded_path(config_file),
-        precision=precision,
-        kv_dtype=kv_dtype or None,
-        context=context,
-        users=users,
-        engine=engine,
-        card=card or None,
-        card_count=card_count,
-    )
+def calculator_inputs(values: Sequence[Any]) -> CalculatorInputs:
+    """The panel's widget values, in CalculatorInputs field order, as CalculatorInputs; the
+    upload widget's file becomes its path (empty boxes stay None or "", "not given")."""
+    given = dict(zip((field.name for field in dataclasses.fields(CalculatorInputs)), values, strict=True))
+    return CalculatorInputs(**{**given, "config_path": uploaded_path(given["config_path"])})
 
 
 def build_calculator_tab(
@@ -149,7 +123,7 @@ def build_calculator_tab(
     ]
 
     def inputs_from(form: dict[Any, Any]) -> CalculatorInputs:
-        return calculator_inputs(*(form[field] for field in fields))
+        return calculator_inputs([form[field] for field in fields])
 
     def update(form: dict[Any, Any], request: gr.Request) -> tuple[Any, ...]:
         lang = browser_lang(request)
@@ -181,7 +155,7 @@ def build_calculator_tab(
         request: gr.Request,
     ) -> dict[str, Any]:
         inputs = calculator_inputs(
-            model, params_b, config_file, precision, kv_dtype, context, users, engine, card, card_count
+            [model, params_b, config_file, precision, kv_dtype, context, users, engine, card, card_count]
         )
         try:
             return handlers.calculate_json(inputs, browser_lang(request), hub)

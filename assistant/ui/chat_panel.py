@@ -270,40 +270,31 @@ def build_chat_panel(
 
     turns_started: list[Any] = []
 
-    submitted = gr.on(
-        triggers=[message.submit, send.click],
-        fn=take_message,
-        inputs=[message],
-        outputs=[message, send, stop, pending],
-        **quick,
-    ).then(**turn_kwargs)
-    turns_started.append(submitted)
-    finish(submitted)
+    def answer_after(event: Any) -> None:
+        """Answer the question `event` left in `pending` (Stop cancels it), then finish the turn."""
+        answering = event.then(**turn_kwargs)
+        turns_started.append(answering)
+        finish(answering)
 
+    answer_after(
+        gr.on(
+            triggers=[message.submit, send.click],
+            fn=take_message,
+            inputs=[message],
+            outputs=[message, send, stop, pending],
+            **quick,
+        )
+    )
     for trigger in (chatbot.example_select, chatbot.option_select):
-        picked = trigger(pick, outputs=[pending], **quick).then(**lock_kwargs).then(**turn_kwargs)
-        turns_started.append(picked)
-        finish(picked)
-
-    retried = (
-        chatbot.retry(
-            rewind_last, inputs=[chatbot, session, turns], outputs=[chatbot, session, turns, pending], **quick
-        )
-        .then(**lock_kwargs)
-        .then(**turn_kwargs)
-    )
-    turns_started.append(retried)
-    finish(retried)
-
-    edited = (
-        chatbot.edit(
-            rewind_edit, inputs=[chatbot, session, turns], outputs=[chatbot, session, turns, pending], **quick
-        )
-        .then(**lock_kwargs)
-        .then(**turn_kwargs)
-    )
-    turns_started.append(edited)
-    finish(edited)
+        answer_after(trigger(pick, outputs=[pending], **quick).then(**lock_kwargs))
+    # Retry and Edit rewind the conversation, then answer the question they put back.
+    rewind_io: dict[str, Any] = {
+        "inputs": [chatbot, session, turns],
+        "outputs": [chatbot, session, turns, pending],
+        **quick,
+    }
+    answer_after(chatbot.retry(rewind_last, **rewind_io).then(**lock_kwargs))
+    answer_after(chatbot.edit(rewind_edit, **rewind_io).then(**lock_kwargs))
 
     chatbot.undo(
         rewind_last, inputs=[chatbot, session, turns], outputs=[chatbot, session, turns, message], **quick
@@ -324,3 +315,29 @@ def build_chat_panel(
 
     demo.load(restore, inputs=[stored, session], outputs=[chatbot, session, turns], **quick)
     return ChatPanel(chatbot=chatbot, message=message, session=session)
+
+
+def register_chat_api(
+    assistant: ChatAssistant, settings: Settings, session: gr.State, gates: GateFactory
+) -> None:
+    """`api_name="chat"`: one message in, the answer's Markdown out, in the chat's concurrency
+    group; hidden components carry it (gradio_client sees these, not the widgets)."""
+    limits = ChatLimits.from_settings(settings)
+    api_message = gr.Textbox(visible=False)
+    api_answer = gr.Textbox(visible=False)
+    api_chat_trigger = gr.Button(visible=False)
+
+    def chat_api(message: str, session: VisitorSession, request: gr.Request) -> tuple[str, VisitorSession]:
+        return handlers.answer_once(
+            assistant, limits, message, session, browser_lang(request), time.monotonic(), gates(request)
+        )
+
+    api_chat_trigger.click(
+        chat_api,
+        inputs=[api_message, session],
+        outputs=[api_answer, session],
+        api_name="chat",
+        api_description="Ask the sizing assistant one message; returns the answer (Markdown).",
+        concurrency_id="chat",
+        concurrency_limit=settings.concurrency_limit,
+    )

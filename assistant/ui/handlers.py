@@ -305,6 +305,15 @@ def _whole_number(value: float | None, name: str) -> int:
     return int(value)
 
 
+def uploaded_path(value: Any) -> str | None:
+    """The server-side path of a `gr.File` upload (a path string or a file object), None when empty."""
+    if not value:
+        return None
+    if isinstance(value, str):
+        return value
+    return str(getattr(value, "path", None) or getattr(value, "name", "")) or None
+
+
 def read_config_file(path: str) -> dict[str, Any]:
     """An uploaded Hugging Face config.json as a dict, or ModelConfigError saying what is wrong."""
     from tools.config_file import read_config_file as read_capped_config

@@ -8,13 +8,14 @@ language, then the sales team is notified (assistant/desk/notify.py).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
 
 from assistant.desk.errors import DeskUnavailableError, InvalidLeadError
-from assistant.desk.handoff import submit_lead
+from assistant.desk.handoff import notify_team
 from assistant.desk.store import DeskStore, LeadForm
 from assistant.sales import plain
 from assistant.settings import Settings
@@ -56,6 +57,13 @@ class HandoffResult:
         return {"stored": self.stored, "message": self.message, "lead_id": self.lead_id}
 
 
+def lead_form(texts: Sequence[str | None], consent: bool | None) -> LeadForm:
+    """The name, e-mail, company and message boxes and the consent box as a LeadForm (an API caller
+    may send None for a box left empty)."""
+    name, email, company, message = (value or "" for value in texts)
+    return LeadForm(name=name, email=email, company=company, message=message, consent=bool(consent))
+
+
 def hand_off(
     desk: DeskStore | None,
     settings: Settings,
@@ -64,11 +72,13 @@ def hand_off(
     transcript: list[dict[str, str]],
     calculations: list[dict[str, Any]],
 ) -> HandoffResult:
-    """Store and notify; every failure comes back as one line in the visitor's language."""
+    """Store (InvalidLeadError names a bad field) and notify; every failure comes back as one line
+    in the visitor's language."""
     if desk is None:
         return HandoffResult(False, desk_text("desk_unavailable", lang))
     try:
-        lead = submit_lead(desk, settings, form, lang, transcript, calculations)
+        lead_id = desk.add_lead(form, language=lang, transcript=transcript, calculations=calculations)
+        lead = notify_team(desk, settings, lead_id)
     except InvalidLeadError as exc:
         return HandoffResult(
             False, desk_text("lead_invalid", lang, reason=plain(lead_reason(exc, lang), 300))
@@ -131,13 +141,7 @@ def build_handoff(
         request: gr.Request,
     ) -> str:
         lang = state.language or browser_lang(request)
-        form = LeadForm(
-            name=name or "",
-            email=email or "",
-            company=company or "",
-            message=message or "",
-            consent=bool(consent),
-        )
+        form = lead_form((name, email, company, message), consent)
         result = hand_off(
             desk, settings, form, lang, transcript_from_history(history or []), calculations_of(state)
         )
@@ -152,9 +156,26 @@ def build_handoff(
     return HandoffWidgets(box, line)
 
 
-def offer_update(history: list[dict[str, Any]], session: VisitorSession, lang: Lang) -> tuple[Any, Any]:
-    shown, opened, line = offer(history or [], session, lang)
-    return gr.Accordion(visible=shown, open=opened), line
+def under_the_chat(
+    desk: DeskStore | None, settings: Settings, chatbot: Any, session: Any, browser_lang: Any
+) -> dict[str, Any]:
+    """The form below the chat (`build_chat_panel`'s `after_turn`): lays it out and gives the
+    event, run after each answer, that offers it."""
+    engineer = build_handoff(desk, settings, chatbot, session, browser_lang)
+
+    def offer_engineer(
+        history: list[dict[str, Any]], state: VisitorSession, request: gr.Request
+    ) -> tuple[Any, Any]:
+        shown, opened, line = offer(history or [], state, browser_lang(request))
+        return gr.Accordion(visible=shown, open=opened), line
+
+    return {
+        "fn": offer_engineer,
+        "inputs": [chatbot, session],
+        "outputs": [engineer.box, engineer.line],
+        "queue": False,
+        "api_visibility": "private",
+    }
 
 
 def register_handoff_api(desk: DeskStore | None, settings: Settings, session: Any, browser_lang: Any) -> None:
@@ -174,13 +195,7 @@ def register_handoff_api(desk: DeskStore | None, settings: Settings, session: An
         request: gr.Request,
     ) -> dict[str, Any]:
         lang = state.language or browser_lang(request)
-        form = LeadForm(
-            name=name or "",
-            email=email or "",
-            company=company or "",
-            message=message or "",
-            consent=bool(consent),
-        )
+        form = lead_form((name, email, company, message), consent)
         return hand_off(
             desk, settings, form, lang, transcript_from_session(state), calculations_of(state)
         ).public_json()

@@ -1,9 +1,9 @@
 """The web app's Compare tab: a small task file against two endpoints, answers side by side.
 
 `build_compare_tab(settings)` is called by the web app inside its open `gr.Tab` (see
-assistant/ui/app.py); it is not run on its own. The handlers below are plain functions
-(tested without a browser); the Gradio wiring at the bottom only connects them to widgets.
-Bigger runs belong in `sizing compare`, which writes resumable results and full reports.
+app.py); it is not run on its own. The handlers below are plain functions on the comparison of
+`assistant.evals` (tested without a browser); the Gradio wiring at the bottom only connects them
+to widgets. Bigger runs belong in `sizing compare`, which writes resumable results and full reports.
 """
 
 from __future__ import annotations
@@ -18,11 +18,14 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import gradio as gr
+
 from assistant.evals.client import Endpoint
 from assistant.evals.compare import ComparePlan, CompareReport, TaskResult, iter_compare, summarize
 from assistant.evals.errors import EvalOptionError, TaskFileError
 from assistant.evals.tasks import Task, load_tasks, parse_tasks
 from assistant.ui.client_limits import request_client_key
+from assistant.ui.handlers import uploaded_path
 from assistant.ui.texts import TASK_PROBLEMS_ES, Lang, language_from_header
 from assistant.ui.texts import text as ui_text
 from tools.errors import SizingError
@@ -324,8 +327,6 @@ def build_compare_tab(settings: Settings, label: Callable[[str], Any] = str) -> 
 
     `label` turns each English text into what the widget shows (the web app passes its
     translating `gr.I18n` lookup; the default shows the English text)."""
-    import gradio as gr
-
     gr.Markdown(label(INTRO))
     with gr.Row():
         with gr.Column():
@@ -381,7 +382,7 @@ def build_compare_tab(settings: Settings, label: Callable[[str], Any] = str) -> 
             b_url=b_url or "",
             b_model=b_model or "",
             task_text=task_text or "",
-            task_file=_upload_path(task_file),
+            task_file=uploaded_path(task_file),
             api_key=api_key or "",
             judge_url=judge_url or "",
             judge_model=judge_model or "",
@@ -396,10 +397,6 @@ def build_compare_tab(settings: Settings, label: Callable[[str], Any] = str) -> 
         except SizingError as exc:
             raise gr.Error(ui_text("compare_cannot_run", lang, message=error_text(exc, lang))) from None
 
-    # Gradio passes the visitor's request to a parameter typed gr.Request, read with
-    # typing.get_type_hints; gradio is imported in this function, so the string annotation
-    # cannot resolve from the module: give Gradio the class itself.
-    on_run.__annotations__["request"] = gr.Request
     run_button.click(
         on_run,
         inputs=[a_url, a_model, b_url, b_model, task_text, task_file, api_key, judge_url, judge_model],
@@ -414,9 +411,3 @@ def visitor_language(request: Any) -> Lang:
     """Spanish or English from the browser's Accept-Language (the web app's own rule)."""
     headers = getattr(request, "headers", None) or {}
     return language_from_header(headers.get("accept-language"))
-
-
-def _upload_path(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value or None
-    return str(getattr(value, "path", None) or getattr(value, "name", "")) or None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import string
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -12,7 +13,8 @@ import gradio as gr
 import pytest
 
 from assistant.evals.errors import TASK_PROBLEMS, EvalOptionError, TaskFileError
-from assistant.evals.ui import (
+from assistant.settings import Settings
+from assistant.ui.compare_tab import (
     EXAMPLE_TASKS,
     TABLE_HEADERS,
     UI_MAX_TASKS,
@@ -25,9 +27,9 @@ from assistant.evals.ui import (
     tasks_from_form,
     visitor_language,
 )
-from assistant.settings import Settings
 from assistant.ui.texts import TASK_PROBLEMS_ES, Lang
 from tests.evals_support import TASKS, failing_stub, right_stub, write_tasks, wrong_stub
+from tests.ui_fakes import FakeAssistant
 
 
 @pytest.fixture()
@@ -123,6 +125,24 @@ def test_the_tab_builds_inside_the_callers_blocks(settings: Settings) -> None:
     table = next(b for b in demo.blocks.values() if isinstance(b, gr.Dataframe))
     assert table.datatype == "str"  # answers are shown as text, never rendered as HTML
     assert any(isinstance(b, gr.Button) for b in demo.blocks.values())
+
+
+def test_the_app_shows_a_notice_when_the_tab_cannot_load(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assistant.ui.app import build_app
+
+    monkeypatch.setitem(sys.modules, "assistant.ui.compare_tab", None)  # importing it raises ImportError
+
+    async def build() -> gr.Blocks:
+        return build_app(FakeAssistant(), settings)
+
+    demo = asyncio.run(build())
+    shown = {
+        getattr(block, "value", None) for block in demo.blocks.values() if isinstance(block, gr.Markdown)
+    }
+    assert any("The Compare tab is not available in this build." in str(value) for value in shown)
+    assert not [fn for fn in demo.fns.values() if fn.concurrency_id == "compare"]  # no form, no handler
 
 
 def test_spanish_visitor_reads_the_runtime_texts_in_spanish(settings: Settings) -> None:
