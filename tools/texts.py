@@ -1,29 +1,44 @@
-"""Every sentence the sizing engine writes, in English and Spanish: tools/data/texts.json.
+"""Every sentence the sizing engine writes, in English and Spanish, and its one loader.
 
     text("verdict_no", "es")                   -> "sigue sin caber"
     counted(1, "concurrent_sequence", "es")    -> "1 secuencia concurrente"
 
-The catalogue is `key -> {"en": ..., "es": ...}`, read once on first use. Templates use
-str.format fields; numbers are formatted by the caller with tools/i18n.py.
+The catalogue files, `tools/data/texts.json` and (the serving-performance sentences)
+`tools/data/perf_texts.json`, are each `key -> {"en": ..., "es": ...}`, read once on first use
+and checked: exactly the two languages, the same str.format fields in both, no key in two
+files. JSON, not YAML, because tools/ depends on pydantic only. Numbers are formatted by the
+caller with tools/i18n.py. Counted nouns are two keys, NOUN_one and NOUN_many; GB = 10^9 bytes.
 """
 
 from __future__ import annotations
 
 import json
+import string
 from functools import cache
 from importlib import resources
 
 from tools.i18n import LANGUAGES, Language, integer, number
 
+CATALOGUE_FILES = ("texts.json", "perf_texts.json")
+
 
 @cache
 def catalogue() -> dict[str, dict[Language, str]]:
-    """tools/data/texts.json, each entry checked to hold exactly English and Spanish."""
-    raw = resources.files("tools").joinpath("data", "texts.json").read_text(encoding="utf-8")
-    entries = json.loads(raw)["texts"]
-    for key, entry in entries.items():
-        bilingual(entry, f"texts.json: {key!r}")
+    """The entries of every catalogue file, each checked to hold exactly English and Spanish."""
+    entries: dict[str, dict[Language, str]] = {}
+    for name in CATALOGUE_FILES:
+        raw = resources.files("tools").joinpath("data", name).read_text(encoding="utf-8")
+        for key, entry in json.loads(raw).items():
+            if key in entries:
+                raise ValueError(f"{name}: {key!r} is already a key of another catalogue file")
+            entries[key] = bilingual(entry, f"{name}: {key!r}")
+            if _fields(entry["en"]) != _fields(entry["es"]):
+                raise ValueError(f"{name}: {key!r} has different {{fields}} in en and es")
     return entries
+
+
+def _fields(template: str) -> set[str]:
+    return {field for _, field, _, _ in string.Formatter().parse(template) if field}
 
 
 def bilingual(entry: object, where: str) -> dict[Language, str]:

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from assistant.texts import CLI, Words
 from tools.errors import InvalidInputError
 from tools.performance import performance_line
 from tools.texts import integer, number
@@ -309,56 +310,31 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
     return 0
 
 
-_HEADERS = {
-    "en": (
-        "option",
-        "GPUs",
-        "usable GB",
-        "fits",
-        "headroom GB",
-        "max seqs",
-        "TTFT ms",
-        "tok/s/user",
-        "tok/s total",
-    ),
-    "es": (
-        "opción",
-        "GPUs",
-        "GB útiles",
-        "cabe",
-        "margen GB",
-        "secuencias",
-        "TTFT ms",
-        "tok/s/usuario",
-        "tok/s total",
-    ),
-}
-_SECTIONS = {
-    "en": (
-        "Arithmetic",
-        "Recommendation",
-        "Caveat",
-        "Suggestions",
-        "yes",
-        "no",
-        "Speed",
-        "meets target",
-        "misses target",
-        "Why it does not fit",
-    ),
-    "es": (
-        "Aritmética",
-        "Recomendación",
-        "Advertencia",
-        "Sugerencias",
-        "sí",
-        "no",
-        "Velocidad",
-        "cumple el objetivo",
-        "no cumple el objetivo",
-        "Por qué no cabe",
-    ),
-}
+_HEADERS = Words(
+    CLI,
+    "col_option",
+    "col_gpus",
+    "col_usable",
+    "col_fits",
+    "col_headroom",
+    "col_max_seqs",
+    "col_ttft",
+    "col_tps_user",
+    "col_tps_total",
+)
+_SECTIONS = Words(
+    CLI,
+    "arithmetic",
+    "recommendation",
+    "caveat",
+    "suggestions",
+    "fits_yes",
+    "fits_no",
+    "speed",
+    "meets_target",
+    "misses_target",
+    "why_not",
+)
 
 
 def render_table(result: SizingResult) -> str:

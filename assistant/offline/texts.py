@@ -1,7 +1,8 @@
 """The offline answers' sentences and FAQ entries, read from the data files the business edits.
 
-`texts("es").fill("headline_fits", model=..., ...)` fills one template; `faq_entries()` are the
-general questions of `data/faq.yaml`. Both files are read once per process.
+`texts("es").fill("headline_fits", model=..., ...)` fills one template of `data/templates.yaml`
+(read by assistant/texts.py); `faq_entries()` are the general questions of `data/faq.yaml`. Both
+files are read once per process.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Any
 
 from assistant.offline.understanding import load_yaml
 from assistant.schemas import Language
+from assistant.texts import OFFLINE
+from tools.i18n import LANGUAGES
 
 
 class Texts:
@@ -38,9 +41,17 @@ class Texts:
 
 
 @lru_cache(maxsize=1)
-def _templates() -> dict[str, Any]:
-    loaded: dict[str, Any] = load_yaml("templates.yaml")
-    return loaded
+def _templates() -> dict[Language, dict[str, Any]]:
+    """Each language's templates; a catalogue key NAME.ID is entry ID of the word list NAME."""
+    by_language: dict[Language, dict[str, Any]] = {lang: {} for lang in LANGUAGES}
+    for key, versions in OFFLINE.entries.items():
+        name, _, item = key.partition(".")
+        for lang, template in versions.items():
+            if item:
+                by_language[lang].setdefault(name, {})[item] = template
+            else:
+                by_language[lang][key] = template
+    return by_language
 
 
 def texts(language: Language) -> Texts:

@@ -1,0 +1,99 @@
+"""Every visitor-facing sentence of the assistant, in English and Spanish, and its one loader.
+
+    SALES.text("hello", "es", name="Ana")   -> "Hola, Ana:"
+    WEB.versions("example_1")               -> {"en": "...", "es": "..."}
+
+Each catalogue is a YAML file of `key -> {en, es}`, split by topic (the web app, its labels, the
+sales desk, the sales draft, LLM mode, the offline answers, the reading notes). A file is read
+once, on first use, and refused (ValueError naming the file and key) unless every entry has
+exactly the two languages with the same `{placeholders}`. Numbers are formatted by the caller
+with tools/i18n.py, the one home of the language type and number formatting.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterator, Mapping
+from functools import cached_property
+from pathlib import Path
+
+import yaml
+
+from tools.i18n import LANGUAGES, Language
+
+PACKAGE = Path(__file__).resolve().parent
+
+
+def placeholders(template: str) -> set[str]:
+    """The `{fields}` a template fills: "Hello {name}," -> {"name"}."""
+    return {field for _, field, _, _ in string.Formatter().parse(template) if field}
+
+
+class Catalogue:
+    """One catalogue file, by its path in the `assistant` package (e.g. `data/sales.yaml`)."""
+
+    def __init__(self, path: str, root: Path = PACKAGE) -> None:
+        self.path = path
+        self.file = root / path
+
+    @cached_property
+    def entries(self) -> Mapping[str, Mapping[Language, str]]:
+        raw = self.file.read_text(encoding="utf-8")
+        return {key: self._checked(key, entry) for key, entry in yaml.safe_load(raw).items()}
+
+    def _checked(self, key: object, entry: object) -> dict[Language, str]:
+        if not isinstance(key, str):  # YAML reads a bare yes, no or 1 as a bool or a number
+            raise ValueError(f"{self.path}: the key {key!r} must be quoted text")
+        if not isinstance(entry, dict) or set(entry) != set(LANGUAGES):
+            raise ValueError(f"{self.path}: {key!r} must have exactly the languages {', '.join(LANGUAGES)}")
+        if not all(isinstance(version, str) and version.strip() for version in entry.values()):
+            raise ValueError(f"{self.path}: {key!r} has an empty or non-text sentence")
+        if placeholders(entry["en"]) != placeholders(entry["es"]):
+            raise ValueError(f"{self.path}: {key!r} has different {{placeholders}} in en and es")
+        return {lang: entry[lang] for lang in LANGUAGES}
+
+    def text(self, key: str, lang: Language, **values: object) -> str:
+        """The sentence `key` in `lang`, with its `{placeholders}` filled in."""
+        template = self.entries[key][lang]
+        return template.format(**values) if values else template
+
+    def versions(self, key: str) -> Mapping[Language, str]:
+        """The sentence `key` in every language, unfilled."""
+        return self.entries[key]
+
+    def keys(self) -> set[str]:
+        return set(self.entries)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.entries
+
+
+class Words(Mapping[Language, tuple[str, ...]]):
+    """Several sentences of a catalogue, in order, per language, read on first use: a table's
+    column headers, say. `Words(CLI, "yes", "no")["es"]` -> ("sí", "no")."""
+
+    def __init__(self, catalogue: Catalogue, *keys: str) -> None:
+        self.catalogue = catalogue
+        self.keys_in_order = keys
+
+    def __getitem__(self, lang: Language) -> tuple[str, ...]:
+        return tuple(self.catalogue.text(key, lang) for key in self.keys_in_order)
+
+    def __iter__(self) -> Iterator[Language]:
+        return iter(LANGUAGES)
+
+    def __len__(self) -> int:
+        return len(LANGUAGES)
+
+
+WEB = Catalogue("ui/data/web.yaml")  # the web chat, the widget and the article pages
+OUTPUTS = Catalogue("ui/data/outputs.yaml")  # the calculator, the chart and the Compare tab
+LABELS = Catalogue("ui/data/labels.yaml")  # static labels keyed by their English text (gr.I18n)
+DESK = Catalogue("data/desk.yaml")  # the sales desk: leads, handoff, feedback, admin
+SALES = Catalogue("data/sales.yaml")  # the sales draft and the quote
+LLM = Catalogue("data/llm_texts.yaml")  # what LLM mode adds: guardrail notes, notices, steps
+OFFLINE = Catalogue("offline/data/templates.yaml")  # the offline answers
+READING_NOTES = Catalogue("offline/data/reading_notes.yaml")  # values the visitor wrote that were not usable
+CLI = Catalogue("data/cli.yaml")  # the words of `sizing calc`'s report
+
+CATALOGUES = (WEB, OUTPUTS, LABELS, DESK, SALES, LLM, OFFLINE, READING_NOTES, CLI)
