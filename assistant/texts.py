@@ -3,16 +3,15 @@
     SALES.text("hello", "es", name="Ana")   -> "Hola, Ana:"
     WEB.versions("example_1")               -> {"en": "...", "es": "..."}
 
-Each catalogue is a YAML file of `key -> {en, es}`, split by topic (the web app, its labels, the
-sales desk, the sales draft, LLM mode, the offline answers, the reading notes). A file is read
-once, on first use, and refused (ValueError naming the file and key) unless every entry has
-exactly the two languages with the same `{placeholders}`. Numbers are formatted by the caller
-with tools/i18n.py, the one home of the language type and number formatting.
+Each catalogue is a YAML file of `key -> {en, es}`, split by topic (listed at the end). A file
+is read once, on first use, and refused (ValueError naming the file and key) unless every entry
+has exactly the two languages with the same `{placeholders}` (tools/texts.py: `bilingual`, the
+engine's rule too). Numbers are formatted by the caller with tools/i18n.py, the one home of the
+language type and number formatting.
 """
 
 from __future__ import annotations
 
-import string
 from collections.abc import Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
@@ -20,13 +19,9 @@ from pathlib import Path
 import yaml
 
 from tools.i18n import LANGUAGES, Language
+from tools.texts import bilingual
 
 PACKAGE = Path(__file__).resolve().parent
-
-
-def placeholders(template: str) -> set[str]:
-    """The `{fields}` a template fills: "Hello {name}," -> {"name"}."""
-    return {field for _, field, _, _ in string.Formatter().parse(template) if field}
 
 
 class Catalogue:
@@ -44,13 +39,7 @@ class Catalogue:
     def _checked(self, key: object, entry: object) -> dict[Language, str]:
         if not isinstance(key, str):  # YAML reads a bare yes, no or 1 as a bool or a number
             raise ValueError(f"{self.path}: the key {key!r} must be quoted text")
-        if not isinstance(entry, dict) or set(entry) != set(LANGUAGES):
-            raise ValueError(f"{self.path}: {key!r} must have exactly the languages {', '.join(LANGUAGES)}")
-        if not all(isinstance(version, str) and version.strip() for version in entry.values()):
-            raise ValueError(f"{self.path}: {key!r} has an empty or non-text sentence")
-        if placeholders(entry["en"]) != placeholders(entry["es"]):
-            raise ValueError(f"{self.path}: {key!r} has different {{placeholders}} in en and es")
-        return {lang: entry[lang] for lang in LANGUAGES}
+        return bilingual(entry, f"{self.path}: {key!r}")
 
     def text(self, key: str, lang: Language, **values: object) -> str:
         """The sentence `key` in `lang`, with its `{placeholders}` filled in."""
@@ -70,7 +59,7 @@ class Catalogue:
 
 class Words(Mapping[Language, tuple[str, ...]]):
     """Several sentences of a catalogue, in order, per language, read on first use: a table's
-    column headers, say. `Words(CLI, "yes", "no")["es"]` -> ("sí", "no")."""
+    column headers, say. `Words(CLI, "fits_yes", "fits_no")["es"]` -> ("sí", "no")."""
 
     def __init__(self, catalogue: Catalogue, *keys: str) -> None:
         self.catalogue = catalogue

@@ -51,7 +51,12 @@ def test_every_counted_noun_has_both_forms() -> None:
 
 @pytest.mark.parametrize(
     ("entry", "message"),
-    [({"en": "x"}, "exactly the languages en, es"), ({"en": "x", "es": " "}, "empty"), ("x", "exactly")],
+    [
+        ({"en": "x"}, "exactly the languages en, es"),
+        ({"en": "x", "es": " "}, "empty"),
+        ("x", "exactly"),
+        ({"en": "{users} users", "es": "usuarios"}, "placeholders"),
+    ],
 )
 def test_a_malformed_entry_is_named(entry: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):

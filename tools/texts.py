@@ -24,7 +24,7 @@ CATALOGUE_FILES = ("texts.json", "perf_texts.json")
 
 @cache
 def catalogue() -> dict[str, dict[Language, str]]:
-    """The entries of every catalogue file, each checked to hold exactly English and Spanish."""
+    """The entries of every catalogue file, each checked by `bilingual`."""
     entries: dict[str, dict[Language, str]] = {}
     for name in CATALOGUE_FILES:
         raw = resources.files("tools").joinpath("data", name).read_text(encoding="utf-8")
@@ -32,21 +32,23 @@ def catalogue() -> dict[str, dict[Language, str]]:
             if key in entries:
                 raise ValueError(f"{name}: {key!r} is already a key of another catalogue file")
             entries[key] = bilingual(entry, f"{name}: {key!r}")
-            if _fields(entry["en"]) != _fields(entry["es"]):
-                raise ValueError(f"{name}: {key!r} has different {{fields}} in en and es")
     return entries
 
 
-def _fields(template: str) -> set[str]:
+def placeholders(template: str) -> set[str]:
+    """The str.format fields a template fills: "Hello {name}," -> {"name"}."""
     return {field for _, field, _, _ in string.Formatter().parse(template) if field}
 
 
 def bilingual(entry: object, where: str) -> dict[Language, str]:
-    """A data file's `{"en": ..., "es": ...}` entry, or ValueError naming where it is malformed."""
+    """A data file's `{"en": ..., "es": ...}` entry, or ValueError naming where it is malformed:
+    exactly the two languages, no empty sentence, the same placeholders in both."""
     if not isinstance(entry, dict) or set(entry) != set(LANGUAGES):
         raise ValueError(f"{where} must have exactly the languages {', '.join(LANGUAGES)}")
     if not all(isinstance(value, str) and value.strip() for value in entry.values()):
         raise ValueError(f"{where} has an empty or non-text sentence")
+    if placeholders(entry["en"]) != placeholders(entry["es"]):
+        raise ValueError(f"{where} has different {{placeholders}} in en and es")
     return entry
 
 
@@ -61,4 +63,13 @@ def counted(value: int, noun: str, lang: Language) -> str:
     return f"{integer(value, lang)} {form}"
 
 
-__all__ = ["bilingual", "catalogue", "counted", "integer", "number", "text"]
+__all__ = [
+    "CATALOGUE_FILES",
+    "bilingual",
+    "catalogue",
+    "counted",
+    "integer",
+    "number",
+    "placeholders",
+    "text",
+]
