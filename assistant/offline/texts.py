@@ -15,6 +15,7 @@ from assistant.offline.understanding import load_yaml
 from assistant.schemas import Language
 from assistant.texts import OFFLINE
 from tools.i18n import LANGUAGES
+from tools.texts import bilingual
 
 
 class Texts:
@@ -70,15 +71,17 @@ class FaqEntry:
 
 @lru_cache(maxsize=1)
 def faq_entries() -> dict[str, FaqEntry]:
-    entries = load_yaml("faq.yaml")["faq"]
-    return {
-        entry["id"]: FaqEntry(
-            id=entry["id"],
-            answer={lang: text.strip() for lang, text in entry["answer"].items()},
-            search=dict(entry["search"]),
-            example_model=entry.get("example_model"),
-            card_table=bool(entry.get("card_table", False)),
-            only_without_model=bool(entry.get("only_without_model", False)),
-        )
-        for entry in entries
-    }
+    return {entry["id"]: _faq_entry(entry) for entry in load_yaml("faq.yaml")["faq"]}
+
+
+def _faq_entry(entry: dict[str, Any]) -> FaqEntry:
+    """One entry of data/faq.yaml; its answer and search query checked for both languages."""
+    where = f"faq.yaml: {entry['id']}"
+    return FaqEntry(
+        id=entry["id"],
+        answer={lang: text.strip() for lang, text in bilingual(entry["answer"], where).items()},
+        search={lang: query for lang, query in bilingual(entry["search"], f"{where} search").items()},
+        example_model=entry.get("example_model"),
+        card_table=bool(entry.get("card_table", False)),
+        only_without_model=bool(entry.get("only_without_model", False)),
+    )
