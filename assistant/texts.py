@@ -12,13 +12,13 @@ language type and number formatting.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
 
 import yaml
 
-from tools.i18n import LANGUAGES, Language
+from tools.i18n import Language
 from tools.texts import bilingual
 
 PACKAGE = Path(__file__).resolve().parent
@@ -55,24 +55,6 @@ class Catalogue:
 
     def __contains__(self, key: object) -> bool:
         return key in self.entries
-
-
-class Words(Mapping[Language, tuple[str, ...]]):
-    """Several sentences of a catalogue, in order, per language, read on first use: a table's
-    column headers, say. `Words(CLI, "fits_yes", "fits_no")["es"]` -> ("sí", "no")."""
-
-    def __init__(self, catalogue: Catalogue, *keys: str) -> None:
-        self.catalogue = catalogue
-        self.keys_in_order = keys
-
-    def __getitem__(self, lang: Language) -> tuple[str, ...]:
-        return tuple(self.catalogue.text(key, lang) for key in self.keys_in_order)
-
-    def __iter__(self) -> Iterator[Language]:
-        return iter(LANGUAGES)
-
-    def __len__(self) -> int:
-        return len(LANGUAGES)
 
 
 WEB = Catalogue("ui/data/web.yaml")  # the web chat, the widget and the article pages

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from assistant.texts import CATALOGUES, Catalogue, Words
+from assistant.texts import CATALOGUES, Catalogue
 from tools.texts import CATALOGUE_FILES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -190,12 +190,23 @@ def test_the_loader_fills_and_lists(tmp_path: Path) -> None:
     probe = Catalogue("probe.yaml", root=tmp_path)
     assert probe.text("ok", "es", name="Ana") == "Hola Ana" and probe.text("ok", "en") == "Hello {name}"
     assert "ok" in probe and probe.keys() == {"ok"} and dict(probe.versions("ok"))["en"] == "Hello {name}"
-    assert Words(probe, "ok", "ok")["es"] == ("Hola {name}", "Hola {name}") and list(Words(probe)) == [
-        "en",
-        "es",
-    ]
 
 
 def test_every_catalogue_loads() -> None:
     for catalogue in CATALOGUES:
         assert catalogue.keys(), catalogue.path
+
+
+@pytest.mark.parametrize(
+    ("lang", "words"),
+    [
+        ("en", ["option", "usable GB", "Arithmetic:", "Recommendation:", "  yes  "]),
+        ("es", ["opción", "GB útiles", "Aritmética:", "Recomendación:", "  sí  "]),
+    ],
+)
+def test_the_calc_report_reads_its_words_from_the_catalogue(lang: str, words: list[str]) -> None:
+    from assistant.cli.calc import render_table
+    from tools import SizingRequest, calculate_vram
+
+    report = render_table(calculate_vram(SizingRequest(model="llama-3.1-8b", lang=lang)))
+    assert all(word in report for word in words), report

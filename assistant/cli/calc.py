@@ -25,7 +25,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from assistant.texts import CLI, Words
 from tools.errors import InvalidInputError
 from tools.performance import performance_line
 from tools.texts import integer, number
@@ -310,8 +309,8 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
     return 0
 
 
-_HEADERS = Words(
-    CLI,
+# The report's column headers and section words, in order (assistant/data/cli.yaml).
+_HEADERS = (
     "col_option",
     "col_gpus",
     "col_usable",
@@ -322,8 +321,7 @@ _HEADERS = Words(
     "col_tps_user",
     "col_tps_total",
 )
-_SECTIONS = Words(
-    CLI,
+_SECTIONS = (
     "arithmetic",
     "recommendation",
     "caveat",
@@ -339,8 +337,11 @@ _SECTIONS = Words(
 
 def render_table(result: SizingResult) -> str:
     """The human-readable report: header, options table, arithmetic, recommendation, caveat."""
+    from assistant.texts import CLI
+
     lang: Language = result.lang
-    arithmetic, recommendation, caveat, suggestions, yes, no, speed, meets, misses, why = _SECTIONS[lang]
+    words = [CLI.text(key, lang) for key in _SECTIONS]
+    arithmetic, recommendation, caveat, suggestions, yes, no, speed, meets, misses, why = words
     model = result.model
     header = (
         f"{model.name} · {result.precision} · {result.engine} · {integer(result.context, lang)} tokens × "
@@ -350,7 +351,7 @@ def render_table(result: SizingResult) -> str:
     if result.finetune is not None:
         ft = result.finetune
         header = f"{model.name} · {ft.method} · {ft.optimizer} · {ft.batch} × {integer(ft.seq, lang)} tokens"
-    rows = [_HEADERS[lang]]
+    rows = [tuple(CLI.text(key, lang) for key in _HEADERS)]
     for o in result.options:
         rows.append(
             (
