@@ -22,7 +22,7 @@ def handoff_for(
 ) -> HandoffOffer | None:
     """The offer this answer makes, or None when the form stays closed."""
     # The desk's phrase list is plain data; imported here so the service starts without it.
-    from assistant.ui.desk_texts import asks_for_a_person
+    from assistant.person_request import asks_for_a_person
 
     if agent_reason is not None:
         return HandoffOffer(why="agent", reason=agent_reason)

@@ -51,35 +51,9 @@ logger = logging.getLogger(__name__)
 PASSAGE_CHARS_FOR_MODEL = 1200
 PASSAGES_PER_SEARCH = 3
 
-_STEP_TITLES = {
-    "en": {
-        "calculate": "Calculator: {what}",
-        "calculated": "weights {weights} GB, total {total} GB",
-        "users": "{users} concurrent",
-        "cards": "Card classes",
-        "search": "Searching the articles: {what}",
-        "search_failed": "Sources unavailable",
-        "model": "Language model, call {what}",
-        "model_tools": "asked for {what} tool call(s)",
-        "model_answer": "answered",
-    },
-    "es": {
-        "calculate": "Calculadora: {what}",
-        "calculated": "pesos {weights} GB, total {total} GB",
-        "users": "{users} concurrentes",
-        "cards": "Clases de tarjeta",
-        "search": "Buscando en los artículos: {what}",
-        "search_failed": "Fuentes no disponibles",
-        "model": "Modelo de lenguaje, llamada {what}",
-        "model_tools": "pidió {what} llamada(s) a herramientas",
-        "model_answer": "respondió",
-    },
-}
-
 
 def step_title(lang: str, key: str, what: object = "", **fields: object) -> str:
-    titles = _STEP_TITLES.get(lang, _STEP_TITLES["en"])
-    return titles[key].format(what=what, **fields)
+    return llm_text(f"step_title_{key}", lang, what=what, **fields)
 
 
 @dataclass

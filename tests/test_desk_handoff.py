@@ -13,9 +13,9 @@ import pytest
 
 from assistant.desk.store import DeskStore, LeadForm
 from assistant.handoff_offer import handoff_for
+from assistant.person_request import asks_for_a_person
 from assistant.schemas import ConversationState, HandoffOffer
 from assistant.settings import Settings
-from assistant.ui.desk_texts import asks_for_a_person
 from assistant.ui.feedback import RecordingAssistant, record_like
 from assistant.ui.handlers import final_answer_markdown
 from assistant.ui.handoff import hand_off, offer, transcript_from_history

@@ -1,22 +1,17 @@
-"""The engine's one text catalogue: every sentence in English and Spanish with the same fields,
-read by one loader, and no second home for bilingual text in tools/."""
+"""The engine's text catalogue: every sentence in English and Spanish with the same fields,
+read by one loader (the rule for every layer: tests/test_text_catalogues.py)."""
 
 from __future__ import annotations
 
-import ast
 import json
 import string
 from importlib import resources
-from pathlib import Path
 
 import pytest
 
 from tools.cards import CLASS_TEXTS
 from tools.i18n import as_language, gb, integer, number
-from tools.texts import bilingual, catalogue, counted, text
-
-TOOLS = Path(__file__).resolve().parents[1] / "tools"
-LOADER = TOOLS / "texts.py"
+from tools.texts import CATALOGUE_FILES, bilingual, catalogue, counted, text
 
 
 def _raw(name: str) -> dict:
@@ -27,7 +22,7 @@ def _fields(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
-CATALOGUE = _raw("texts.json")["texts"]
+CATALOGUE = {key: entry for name in CATALOGUE_FILES for key, entry in _raw(name).items()}
 CLASS_ENTRIES = {
     f"{raw['id']}.{name}": raw[name] for raw in _raw("card_classes.json")["classes"] for name in CLASS_TEXTS
 }
@@ -56,7 +51,12 @@ def test_every_counted_noun_has_both_forms() -> None:
 
 @pytest.mark.parametrize(
     ("entry", "message"),
-    [({"en": "x"}, "exactly the languages en, es"), ({"en": "x", "es": " "}, "empty"), ("x", "exactly")],
+    [
+        ({"en": "x"}, "exactly the languages en, es"),
+        ({"en": "x", "es": " "}, "empty"),
+        ("x", "exactly"),
+        ({"en": "{users} users", "es": "usuarios"}, "placeholders"),
+    ],
 )
 def test_a_malformed_entry_is_named(entry: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
@@ -85,32 +85,3 @@ def test_integers_and_gigabytes() -> None:
 def test_a_language_code_is_read_or_refused() -> None:
     assert as_language(" ES ") == "es" and as_language("en") == "en"
     assert as_language("fr") is None and as_language("") is None
-
-
-def _bilingual_literals(path: Path) -> list[int]:
-    """Lines of dict literals (or dict(...) calls) keyed by a language code."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        keys: list[object] = []
-        if isinstance(node, ast.Dict):
-            keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
-            keys = [k.arg for k in node.keywords]
-        if {"en", "es"} & set(keys):
-            found.append(node.lineno)
-    return found
-
-
-def test_no_bilingual_literal_in_tools_outside_the_loader() -> None:
-    offenders = {
-        str(path.relative_to(TOOLS.parent)): lines
-        for path in sorted(TOOLS.rglob("*.py"))
-        if path != LOADER and (lines := _bilingual_literals(path))
-    }
-    assert offenders == {}
-
-
-def test_the_scan_finds_a_literal(tmp_path: Path) -> None:
-    probe = tmp_path / "probe.py"
-    probe.write_text('WORDS = {"en": "yes", "es": "sí"}\nOTHER = dict(es="no")\n', encoding="utf-8")
-    assert _bilingual_literals(probe) == [1, 2]

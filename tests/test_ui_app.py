@@ -16,8 +16,8 @@ from assistant.settings import Settings
 from assistant.ui import app as web_app
 from assistant.ui import catalogue
 from assistant.ui.app import build_i18n
+from assistant.ui.labels import labels_es
 from assistant.ui.session import VisitorSession
-from assistant.ui.texts import LABELS_ES
 from tests import sizing_cli
 from tests.ui_fakes import FakeAssistant
 
@@ -85,15 +85,12 @@ def test_visitor_state_starts_empty_and_is_not_shared(settings: Settings) -> Non
 
 
 def test_every_label_has_a_spanish_translation(settings: Settings) -> None:
-    from assistant.ui.desk_texts import labels_es
-
     translations = build_i18n().translations
-    desk_labels = labels_es()
+    labels = labels_es()  # the app's and the sales desk's, one table
     catalogue_labels = {key for key in catalogue.all_keys() if key.startswith(catalogue.LABEL_PREFIX)}
-    expected = set(LABELS_ES) | set(desk_labels) | catalogue_labels
+    expected = set(labels) | catalogue_labels
     assert set(translations["es"]) == set(translations["en"]) == expected
-    assert {key: translations["es"][key] for key in LABELS_ES} == LABELS_ES
-    assert {key: translations["es"][key] for key in desk_labels} == desk_labels
+    assert {key: translations["es"][key] for key in labels} == labels
     for key in catalogue_labels:
         assert translations["es"][key] and translations["es"][key] != translations["en"][key]
     # The browser's i18n marker parser stops at "}".
@@ -156,8 +153,9 @@ def test_the_sales_draft_panel_is_built_only_where_allowed(
 def test_compare_tab_labels_have_spanish_translations() -> None:
     from assistant.ui.compare_tab import LABELS
 
+    spanish = labels_es()
     for label in LABELS:
-        assert LABELS_ES[label].strip() and LABELS_ES[label] != label
+        assert spanish[label].strip() and spanish[label] != label
 
 
 def test_healthz_reports_the_assistant_health(settings: Settings) -> None:

@@ -27,6 +27,7 @@ from tools.performance_measured import load_measurements
 from tools.performance_physics import Factors, Hardware, ModelFacts
 from tools.performance_serving import Operating, offline_batch, prefill_chunk, steady_state
 from tools.schemas import Band, Measurement, PerformanceEstimate, PerformanceTarget
+from tools.texts import text
 
 if TYPE_CHECKING:
     from tools.scenario import Scenario
@@ -151,15 +152,9 @@ def factors_for(engine: str, generation: str) -> tuple[Factors, str]:
     return factors, detail
 
 
-@cache
-def _texts() -> dict[str, dict[str, str]]:
-    return dict(load_data("perf_texts.json"))
-
-
 def perf_text(key: str, lang: Language, **fields: object) -> str:
-    """A sentence of tools/data/perf_texts.json in the visitor's language."""
-    template = _texts()[key][lang]
-    return template.format(**fields) if fields else template
+    """A sentence of tools/data/perf_texts.json in the visitor's language (read by tools/texts.py)."""
+    return text(key, lang, **fields)
 
 
 def bands_for(engine: str) -> dict[str, dict[str, float]]:

@@ -309,62 +309,39 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
     return 0
 
 
-_HEADERS = {
-    "en": (
-        "option",
-        "GPUs",
-        "usable GB",
-        "fits",
-        "headroom GB",
-        "max seqs",
-        "TTFT ms",
-        "tok/s/user",
-        "tok/s total",
-    ),
-    "es": (
-        "opción",
-        "GPUs",
-        "GB útiles",
-        "cabe",
-        "margen GB",
-        "secuencias",
-        "TTFT ms",
-        "tok/s/usuario",
-        "tok/s total",
-    ),
-}
-_SECTIONS = {
-    "en": (
-        "Arithmetic",
-        "Recommendation",
-        "Caveat",
-        "Suggestions",
-        "yes",
-        "no",
-        "Speed",
-        "meets target",
-        "misses target",
-        "Why it does not fit",
-    ),
-    "es": (
-        "Aritmética",
-        "Recomendación",
-        "Advertencia",
-        "Sugerencias",
-        "sí",
-        "no",
-        "Velocidad",
-        "cumple el objetivo",
-        "no cumple el objetivo",
-        "Por qué no cabe",
-    ),
-}
+# The report's column headers and section words, in order (assistant/data/cli.yaml).
+_HEADERS = (
+    "col_option",
+    "col_gpus",
+    "col_usable",
+    "col_fits",
+    "col_headroom",
+    "col_max_seqs",
+    "col_ttft",
+    "col_tps_user",
+    "col_tps_total",
+)
+_SECTIONS = (
+    "arithmetic",
+    "recommendation",
+    "caveat",
+    "suggestions",
+    "fits_yes",
+    "fits_no",
+    "speed",
+    "meets_target",
+    "misses_target",
+    "why_not",
+)
 
 
 def render_table(result: SizingResult) -> str:
     """The human-readable report: header, options table, arithmetic, recommendation, caveat."""
+    from assistant.texts import CLI
+
     lang: Language = result.lang
-    arithmetic, recommendation, caveat, suggestions, yes, no, speed, meets, misses, why = _SECTIONS[lang]
+    words = [CLI.text(key, lang) for key in _SECTIONS]
+    arithmetic, recommendation, caveat, suggestions, yes, no, speed, meets, misses, why = words
     model = result.model
     header = (
         f"{model.name} · {result.precision} · {result.engine} · {integer(result.context, lang)} tokens × "
@@ -374,7 +351,7 @@ def render_table(result: SizingResult) -> str:
     if result.finetune is not None:
         ft = result.finetune
         header = f"{model.name} · {ft.method} · {ft.optimizer} · {ft.batch} × {integer(ft.seq, lang)} tokens"
-    rows = [_HEADERS[lang]]
+    rows = [tuple(CLI.text(key, lang) for key in _HEADERS)]
     for o in result.options:
         rows.append(
             (

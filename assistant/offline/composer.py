@@ -12,19 +12,16 @@ from assistant.offline.sizing import Calculations, SizingPlan
 from assistant.offline.texts import FaqEntry, Texts
 from assistant.schemas import Source
 from tools import CardOption, SizingResult, card_classes
+from tools.i18n import integer, number
 
 
 def gb(value: float, texts: Texts) -> str:
     """A GB figure as the calculator prints it: two decimals, decimal comma in Spanish."""
-    shown = f"{value:,.2f}"
-    if texts.language == "es":
-        shown = shown.replace(",", " ").replace(".", ",").replace(" ", ".")
-    return shown
+    return number(value, texts.language, 2)
 
 
 def count(value: int, texts: Texts) -> str:
-    shown = f"{value:,d}"
-    return shown.replace(",", ".") if texts.language == "es" else shown
+    return integer(value, texts.language)
 
 
 def precision_label(precision: str, texts: Texts) -> str:

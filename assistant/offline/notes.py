@@ -5,44 +5,29 @@ A note is a catalogue key and the values its sentence needs; the answer writer s
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 
 from assistant.schemas import Language
-
-CATALOGUE = Path(__file__).resolve().parent / "data" / "reading_notes.yaml"
-
-
-_THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+")
+from assistant.texts import READING_NOTES
+from tools.i18n import integer
 
 
 @dataclass(frozen=True)
 class ReadingNote:
     key: str  # an id of data/reading_notes.yaml
-    values: tuple[tuple[str, str], ...] = ()
+    values: tuple[tuple[str, str | int], ...] = ()
 
     def text(self, language: Language) -> str:
-        values = dict(self.values)
-        if language == "es":  # thousands with a dot in Spanish: 1.000.000
-            values = {k: v.replace(",", ".") if _THOUSANDS.fullmatch(v) else v for k, v in values.items()}
-        return str(reading_notes()[self.key][language]).format(**values)
+        values = {k: integer(v, language) if isinstance(v, int) else v for k, v in self.values}
+        return READING_NOTES.text(self.key, language, **values)
 
 
 def note(key: str, **values: object) -> ReadingNote:
     return ReadingNote(key, tuple((name, _shown(value)) for name, value in values.items()))
 
 
-def _shown(value: object) -> str:
+def _shown(value: object) -> str | int:
+    """Whole numbers stay numbers, written in the visitor's language by `ReadingNote.text`."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    return f"{value:,}" if isinstance(value, int) else str(value)
-
-
-@lru_cache(maxsize=1)
-def reading_notes() -> dict[str, dict[str, str]]:
-    import yaml  # only the offline path needs it
-
-    with CATALOGUE.open(encoding="utf-8") as handle:
-        return dict(yaml.safe_load(handle))
+    return value if isinstance(value, int) else str(value)

@@ -1,7 +1,8 @@
 """The offline answers' sentences and FAQ entries, read from the data files the business edits.
 
-`texts("es").fill("headline_fits", model=..., ...)` fills one template; `faq_entries()` are the
-general questions of `data/faq.yaml`. Both files are read once per process.
+`texts("es").fill("headline_fits", model=..., ...)` fills one template of `data/templates.yaml`
+(read by assistant/texts.py); `faq_entries()` are the general questions of `data/faq.yaml`. Both
+files are read once per process.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from typing import Any
 
 from assistant.offline.understanding import load_yaml
 from assistant.schemas import Language
+from assistant.texts import OFFLINE
+from tools.i18n import LANGUAGES
+from tools.texts import bilingual
 
 
 class Texts:
@@ -38,9 +42,17 @@ class Texts:
 
 
 @lru_cache(maxsize=1)
-def _templates() -> dict[str, Any]:
-    loaded: dict[str, Any] = load_yaml("templates.yaml")
-    return loaded
+def _templates() -> dict[Language, dict[str, Any]]:
+    """Each language's templates; a catalogue key NAME.ID is entry ID of the word list NAME."""
+    by_language: dict[Language, dict[str, Any]] = {lang: {} for lang in LANGUAGES}
+    for key, versions in OFFLINE.entries.items():
+        name, _, item = key.partition(".")
+        for lang, template in versions.items():
+            if item:
+                by_language[lang].setdefault(name, {})[item] = template
+            else:
+                by_language[lang][key] = template
+    return by_language
 
 
 def texts(language: Language) -> Texts:
@@ -59,15 +71,17 @@ class FaqEntry:
 
 @lru_cache(maxsize=1)
 def faq_entries() -> dict[str, FaqEntry]:
-    entries = load_yaml("faq.yaml")["faq"]
-    return {
-        entry["id"]: FaqEntry(
-            id=entry["id"],
-            answer={lang: text.strip() for lang, text in entry["answer"].items()},
-            search=dict(entry["search"]),
-            example_model=entry.get("example_model"),
-            card_table=bool(entry.get("card_table", False)),
-            only_without_model=bool(entry.get("only_without_model", False)),
-        )
-        for entry in entries
-    }
+    return {entry["id"]: _faq_entry(entry) for entry in load_yaml("faq.yaml")["faq"]}
+
+
+def _faq_entry(entry: dict[str, Any]) -> FaqEntry:
+    """One entry of data/faq.yaml; its answer and search query checked for both languages."""
+    where = f"faq.yaml: {entry['id']}"
+    return FaqEntry(
+        id=entry["id"],
+        answer={lang: text.strip() for lang, text in bilingual(entry["answer"], where).items()},
+        search={lang: query for lang, query in bilingual(entry["search"], f"{where} search").items()},
+        example_model=entry.get("example_model"),
+        card_table=bool(entry.get("card_table", False)),
+        only_without_model=bool(entry.get("only_without_model", False)),
+    )

@@ -8,13 +8,10 @@ to widgets. Bigger runs belong in `sizing compare`, which writes resumable resul
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +26,7 @@ from assistant.ui.handlers import uploaded_path
 from assistant.ui.texts import TASK_PROBLEMS_ES, Lang, language_from_header
 from assistant.ui.texts import text as ui_text
 from tools.errors import SizingError
+from tools.i18n import integer, number
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -44,14 +42,14 @@ UI_MAX_RUNS = 4
 UI_DEADLINE_S = 180.0
 # 25 tasks fit in a few KB; the upload widget and the text box are read no further than this.
 UI_MAX_TASK_BYTES = 256_000
-# Column keys of the side-by-side table; the words are in assistant/ui/texts.py (compare_col_*).
+# Column keys of the side-by-side table; the words are in assistant/ui/data/outputs.yaml (compare_col_*).
 TABLE_COLUMNS = ("task", "scorer", "a_answer", "a_score", "b_answer", "b_score")
 INTRO = (
     "Run a few tasks against two OpenAI-compatible endpoints (say, one model at 16 bits and at 4 bits) "
     f"and read the answers side by side. Up to {UI_MAX_TASKS} tasks; the requests are sent by this "
     "server. For full reports, blind review and resumable runs use `sizing compare`."
 )
-# Every text the tab shows through `label`, for the web app's translations (assistant/ui/texts.py).
+# Every text the tab shows through `label`, for the web app's translations (assistant/ui/data/labels.yaml).
 LABELS = (
     INTRO,
     "A: endpoint URL",
@@ -108,7 +106,7 @@ def count_tasks(count: int, lang: Lang) -> str:
 
 
 def _integer(value: int, lang: Lang) -> str:
-    return f"{value:,d}".replace(",", ".") if lang == "es" else f"{value:,d}"
+    return integer(value, lang)
 
 
 def tasks_from_form(task_text: str, task_file: str | None, lang: Lang = "en") -> list[Task]:
@@ -203,8 +201,7 @@ def plan_from_form(form: CompareForm, settings: Settings, lang: Lang = "en") -> 
 def _decimal(value: float | None, lang: Lang, decimals: int = 2) -> str:
     if value is None:
         return "—"
-    written = f"{value:,.{decimals}f}"
-    return written.translate(str.maketrans(",.", ".,")) if lang == "es" else written
+    return number(value, lang, decimals)
 
 
 def _ms(value: float | None, lang: Lang) -> str:
@@ -307,16 +304,9 @@ class RunsPerClient:
                 self._running.discard(key)
 
 
-@cache
-def _tab_texts() -> dict[str, dict[str, str]]:
-    source = resources.files("assistant.evals").joinpath("data", "texts.json")
-    texts: dict[str, dict[str, str]] = json.loads(source.read_text(encoding="utf-8"))
-    return texts
-
-
 def _tab_text(key: str, lang: Lang, **values: object) -> str:
-    """A sentence of this tab's own catalogue (assistant/evals/data/texts.json) in `lang`."""
-    return _tab_texts()[key][lang].format(**values)
+    """A sentence of the Compare tab in `lang` (assistant/ui/data/outputs.yaml)."""
+    return ui_text(key, lang, **values)
 
 
 # ---------------------------------------------------------------------------- Gradio wiring

@@ -479,7 +479,7 @@ def card_choices(lang: Lang) -> list[tuple[str, str]]:
     """(label, id) pairs for the card dropdown; "" compares every card class."""
     from tools import list_cards
 
-    everything = "Compare every card class" if lang == "en" else "Comparar todas las clases de tarjeta"
+    everything = text("every_card_class", lang)
     return [(everything, ""), *((card.name, card.id) for card in list_cards())]
 
 

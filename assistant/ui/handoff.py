@@ -213,5 +213,5 @@ def lead_reason(exc: InvalidLeadError, lang: Lang) -> str:
     """Why the form was refused, in the visitor's language where the error has a code."""
     try:
         return desk_text(f"lead_error_{exc.code}", lang, **exc.values) if exc.code else str(exc)
-    except KeyError:  # a code without a sentence in desk_ui.yaml
+    except KeyError:  # a code without a sentence in data/desk.yaml
         return str(exc)
