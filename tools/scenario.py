@@ -12,7 +12,7 @@ from typing import NamedTuple
 from tools.cards import card_classes, parse_gpu_spec
 from tools.catalog import ResolvedModel, model_from_config, reference_model, release_precisions, resolve
 from tools.engines import ENGINE_LABELS, check_engine
-from tools.errors import InvalidInputError, UnknownModelError
+from tools.errors import InvalidInputError, UnknownModelError, check_range
 from tools.hub import HubLookup, looks_like_hub_id, resolve_hub_model
 from tools.i18n import Language
 from tools.kv_cache import check_kv_dtype
@@ -77,16 +77,7 @@ class Scenario(NamedTuple):
 def _check_positive_int(name: str, value: object, limit: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInputError(f"{name} must be a whole number from 1 to {limit:,}, got {value!r}")
-    if not 1 <= value <= limit:
-        raise InvalidInputError(
-            f"{name} must be from 1 to {limit:,}, got {value:,}",
-            code="out_of_range",
-            name=name,
-            low=1,
-            high=limit,
-            value=value,
-        )
-    return value
+    return check_range(value, 1, limit, name, f"{name} must be from 1 to {limit:,}, got {value:,}")
 
 
 def build_scenario(request: SizingRequest, hub: HubLookup | None = None) -> Scenario:
@@ -94,15 +85,8 @@ def build_scenario(request: SizingRequest, hub: HubLookup | None = None) -> Scen
     context = _check_positive_int("context", request.context, MAX_CONTEXT)
     users = _check_positive_int("users", request.users, MAX_USERS)
     utilization = request.gpu_memory_utilization
-    if not (isinstance(utilization, int | float) and 0.05 <= utilization <= 1.0):
-        raise InvalidInputError(
-            f"gpu_memory_utilization must be between 0.05 and 1.0, got {utilization!r}",
-            code="out_of_range",
-            name="gpu_memory_utilization",
-            low=0.05,
-            high=1.0,
-            value=utilization,
-        )
+    message = f"gpu_memory_utilization must be between 0.05 and 1.0, got {utilization!r}"
+    check_range(utilization, 0.05, 1.0, "gpu_memory_utilization", message)
     engine = check_engine(request.engine)
     host = _host_kind(request.gpu)
     host_note = None
