@@ -29,7 +29,7 @@ from tools.i18n import Language, number
 if TYPE_CHECKING:
     from assistant.quote import Quote
     from assistant.schemas import ConversationState
-    from tools import CardOption, SizingRequest, SizingResult
+    from tools import CardOption, SizingResult
 
 
 # The choices a customer may leave open; each one not stated becomes our recommendation.
@@ -250,29 +250,13 @@ def _drafted(
     return draft_outcome(subject, extras.get("customer_name"), extras.get("signature"), quote)
 
 
-def request_of(result: SizingResult, lang: Language) -> SizingRequest:
-    """The request that re-sizes this result's model and workload (on other hardware, at other
-    precisions); a model from a config.json has no id to re-size by (SizingError when sized)."""
-    from tools import SizingRequest
-
-    return SizingRequest(
-        model=result.model.id,
-        precision=result.precision,
-        context=result.context,
-        users=result.users,
-        kv_dtype=result.kv_dtype if result.kv_dtype not in ("bf16", "fp16") else None,
-        engine=result.engine,
-        lang=lang,
-    )
-
-
 def _quote_for(subject: DraftSubject, price_list: Any, utilization: float) -> Quote | None:
     if price_list is None:
         return None
     from assistant.quote import build_quote
 
     try:
-        return build_quote(request_of(subject.result, subject.lang), price_list, utilization)
+        return build_quote(subject.result.request(lang=subject.lang), price_list, utilization)
     except SizingError:
         return None
 
@@ -478,7 +462,7 @@ def smaller_machine_alternative(result: SizingResult, lang: Language) -> str:
         return _w("already_smallest", lang, label=plain(recommended.label)) if recommended else ""
     target = smaller[0]
     try:
-        fit = quantized_fit_on(request_of(result, lang), target.card_class or "")
+        fit = quantized_fit_on(result.request(lang=lang), target.card_class or "")
     except SizingError:
         fit = None
     if fit is None:
