@@ -157,8 +157,11 @@ def serving_extras(
     """LoRA slots, a draft model or MTP heads, and a vision tower, where the engine loads them."""
     check_lora(request.max_loras, request.max_lora_rank)
     arch = model.arch
-    lora = lora_slot_bytes(arch, request.max_loras, request.max_lora_rank)
-    draft_name, draft_bytes, draft_arch = None, 0, None
+    extras = Extras(
+        lora_slot_bytes=lora_slot_bytes(arch, request.max_loras, request.max_lora_rank),
+        max_loras=request.max_loras,
+        max_lora_rank=request.max_lora_rank,
+    )
     if request.draft_model:
         if request.mtp:
             raise InvalidInputError("give either a draft model or --mtp, not both")
@@ -171,9 +174,10 @@ def serving_extras(
                 f"draft model {request.draft_model!r} has a {draft.arch.vocab_size:,}-token vocabulary, the "
                 f"model {arch.vocab_size:,}: speculative decoding needs the same tokenizer"
             )
-        draft_name, draft_arch = draft.info.name, draft.arch
         draft_bytes = model_weights(draft, precision, engine)[0].bytes
-    mtp_layers, mtp_bytes = 0, 0
+        extras = extras._replace(
+            draft_name=draft.info.name, draft_arch=draft.arch, draft_weights_bytes=draft_bytes
+        )
     if request.mtp:
         if not arch.model_type.startswith(("deepseek_v3", "deepseek_v32")):
             raise InvalidInputError(
@@ -182,21 +186,11 @@ def serving_extras(
             )
         mtp_layers = 1  # DeepSeek-V3 config: num_nextn_predict_layers = 1
         mtp_bytes = mtp_weights_bytes(arch, mtp_layers, w.bits_per_weight / 8)
-    vision = 0
+        extras = extras._replace(mtp_layers=mtp_layers, mtp_weights_bytes=mtp_bytes)
     exact = request.file_weights is not None or bool(model.checkpoint and model.checkpoint[1])
     if engine in ("vllm", "transformers") and not exact:  # the headers already count the tower
-        vision = model.vision_params * 2
-    return Extras(
-        lora_slot_bytes=lora,
-        max_loras=request.max_loras,
-        max_lora_rank=request.max_lora_rank,
-        draft_name=draft_name,
-        draft_weights_bytes=draft_bytes,
-        draft_arch=draft_arch,
-        mtp_layers=mtp_layers,
-        mtp_weights_bytes=mtp_bytes,
-        vision_bytes=vision,
-    )
+        extras = extras._replace(vision_bytes=model.vision_params * 2)
+    return extras
 
 
 def _host_kind(gpu: str | None) -> str | None:
