@@ -301,33 +301,20 @@ def _smaller_model(scenario: Scenario, target: Candidate) -> tuple[ResolvedModel
 
 def _fit_suggestions(scenario: Scenario, target: Evaluation) -> list[str]:
     lang, out = scenario.lang, []
-    label = target.option.label
+
+    def line(key: str, **values: object) -> str:  # each one says what it does on the target option
+        return text(key, lang, label=target.option.label, **values)
+
     context = _longest_context(scenario, target.candidate)
     if context:
-        out.append(
-            text(
-                "sug_context",
-                lang,
-                context=integer(context, lang),
-                users=integer(scenario.users, lang),
-                label=label,
-            )
-        )
+        out.append(line("sug_context", context=integer(context, lang), users=integer(scenario.users, lang)))
     cheaper_kv = _CHEAPER_KV.get(scenario.engine)
     if cheaper_kv and scenario.kv_dtype in ("bf16", "fp16"):
         alt = scenario._replace(kv_dtype=cheaper_kv)
         ev = evaluate(alt, target.candidate)
-        out.append(
-            text(
-                "sug_kv",
-                lang,
-                kv=cheaper_kv,
-                kv_gb=gb(ev.estimate.kv_bytes_per_sequence * scenario.users, lang),
-                old_gb=gb(target.estimate.kv_bytes_per_sequence * scenario.users, lang),
-                verdict=_verdict(alt, ev),
-                label=label,
-            )
-        )
+        kv_gb = gb(ev.estimate.kv_bytes_per_sequence * scenario.users, lang)
+        old_gb = gb(target.estimate.kv_bytes_per_sequence * scenario.users, lang)
+        out.append(line("sug_kv", kv=cheaper_kv, kv_gb=kv_gb, old_gb=old_gb, verdict=_verdict(alt, ev)))
     cheaper = cheaper_precisions(scenario.engine, scenario.precision)
     found = quantized_fit(scenario, target.candidate)
     if found is None and cheaper:
@@ -336,16 +323,8 @@ def _fit_suggestions(scenario: Scenario, target: Evaluation) -> list[str]:
         found = (last, evaluate(last, target.candidate))
     if found is not None:
         alt, ev = found
-        out.append(
-            text(
-                "sug_quant",
-                lang,
-                precision=alt.precision,
-                gb=gb(alt.weights.bytes, lang),
-                verdict=_verdict(alt, ev),
-                label=label,
-            )
-        )
+        weights_gb = gb(alt.weights.bytes, lang)
+        out.append(line("sug_quant", precision=alt.precision, gb=weights_gb, verdict=_verdict(alt, ev)))
     if target.candidate.members[0].accelerator == "cuda":
         out.append(_hardware_line("sug_tp", scenario, evaluate(scenario, _doubled(target.candidate, lang))))
     larger = _larger_card(scenario, target.candidate)
