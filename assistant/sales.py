@@ -21,14 +21,21 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
+from assistant.offline.sizing import merge_slots, plan_sizing, run_plan
+from assistant.offline.understanding import understand
+from assistant.quote import build_quote
 from assistant.sales_texts import sales_text
+from assistant.schemas import ConversationState
+from tools.advice import quantized_fit_on
 from tools.engines import ENGINE_LABELS
 from tools.errors import SizingError
 from tools.i18n import Language, number
+from tools.performance import basis_text, target_text
+from tools.performance_sizing import calibrated_estimate
+from tools.precision import nominal_bits
 
 if TYPE_CHECKING:
     from assistant.quote import Quote
-    from assistant.schemas import ConversationState
     from tools import CardOption, SizingResult
 
 
@@ -66,8 +73,6 @@ def format_number(value: float, lang: Language, decimals: int = 0, sign: bool = 
 
 def precision_label(precision: str, lang: Language) -> str:
     """'int4' -> '4-bit INT4' (English) or 'INT4 de 4 bits' (Spanish)."""
-    from tools.precision import nominal_bits
-
     bits = nominal_bits(precision)
     shown_bits = format_number(bits, lang, 0 if float(bits).is_integer() else 1)
     return _w("precision_label", lang, bits=shown_bits, name=precision.upper())
@@ -132,8 +137,6 @@ def subject_from_state(
     state: ConversationState | None, lang: Language, understanding: Any = None
 ) -> DraftSubject | None:
     """The subject of a conversation: its slots sized as the chat sizes them; None without a model."""
-    from assistant.offline.sizing import plan_sizing, run_plan
-
     if state is None:
         return None
     plan = plan_sizing(state, lang, understanding)
@@ -165,10 +168,6 @@ def _fits(result: SizingResult) -> bool:
 
 def subject_from_message(message: str, default_lang: Language = "en") -> tuple[DraftSubject | None, Language]:
     """The subject of a pasted customer message, read as the chat reads one."""
-    from assistant.offline.sizing import merge_slots
-    from assistant.offline.understanding import understand
-    from assistant.schemas import ConversationState
-
     reading = understand(message, default_lang)
     state = merge_slots(ConversationState(), reading)
     return subject_from_state(state, reading.language, reading), reading.language
@@ -253,8 +252,6 @@ def _drafted(
 def _quote_for(subject: DraftSubject, price_list: Any, utilization: float) -> Quote | None:
     if price_list is None:
         return None
-    from assistant.quote import build_quote
-
     try:
         return build_quote(subject.result.request(lang=subject.lang), price_list, utilization)
     except SizingError:
@@ -320,8 +317,6 @@ def _open_points(subject: DraftSubject) -> list[str]:
 
 
 def _precision_reason(subject: DraftSubject) -> str:
-    from tools.precision import nominal_bits
-
     result, lang = subject.result, subject.lang
     label = precision_label(result.precision, lang)
     recommended = _recommended_option(result)
@@ -430,8 +425,6 @@ def _arithmetic_table(result: SizingResult, lang: Language, recommended: CardOpt
 
 
 def _quantization_note(result: SizingResult, lang: Language) -> str:
-    from tools.precision import nominal_bits
-
     notes = []
     if nominal_bits(result.precision) < 16:
         notes.append(_w("quantized", lang, precision=precision_label(result.precision, lang)))
@@ -449,7 +442,6 @@ def smaller_machine_alternative(result: SizingResult, lang: Language) -> str:
     format this engine loads that fits there, computed); says plainly when the recommendation
     already is the smallest fit or when nothing smaller works.
     """
-    from tools.advice import quantized_fit_on
 
     recommended = _recommended_option(result)
     ceiling = recommended.usable_gb if recommended is not None else float("inf")
@@ -591,8 +583,6 @@ def quote_markdown(quote: Quote, lang: Language) -> list[str]:
 def _speed(option: CardOption, lang: Language) -> str | None:
     """The expected speed with its calibrated range and what it rests on (the serving estimate);
     the single-stream figure where the estimate's calibration does not reach (CPU, Apple, nodes)."""
-    from tools.performance import basis_text, target_text
-    from tools.performance_sizing import calibrated_estimate
 
     estimate = calibrated_estimate(option)
     if estimate is None:
