@@ -26,7 +26,7 @@ from assistant.offline.understanding import understand
 from assistant.quote import build_quote
 from assistant.sales_texts import sales_text
 from assistant.schemas import ConversationState
-from tools.advice import quantized_fit_on
+from tools.advice import smaller_alternative
 from tools.engines import ENGINE_LABELS
 from tools.errors import SizingError
 from tools.i18n import Language, number
@@ -436,32 +436,20 @@ def _quantization_note(result: SizingResult, lang: Language) -> str:
 
 
 def smaller_machine_alternative(result: SizingResult, lang: Language) -> str:
-    """The honest smaller option: the next card class down at a cheaper precision, if one fits.
-
-    The engine's own ladder decides (tools.advice.quantized_fit_on: the best-quality cheaper
-    format this engine loads that fits there, computed); says plainly when the recommendation
-    already is the smallest fit or when nothing smaller works.
+    """The honest smaller option: the next card class down at a cheaper precision, if one fits
+    (tools.advice.smaller_alternative decides, with the engine's own ladder); says plainly when
+    the recommendation already is the smallest fit or when nothing smaller works.
     """
-
     recommended = _recommended_option(result)
-    ceiling = recommended.usable_gb if recommended is not None else float("inf")
-    smaller = sorted(
-        (o for o in result.options if not o.fits and o.usable_gb < ceiling and o.card_class),
-        key=lambda option: option.usable_gb,
-        reverse=True,
-    )
-    if not smaller:
+    alternative = smaller_alternative(result, recommended, lang)
+    if alternative is None:
         return _w("already_smallest", lang, label=plain(recommended.label)) if recommended else ""
-    target = smaller[0]
-    try:
-        fit = quantized_fit_on(result.request(lang=lang), target.card_class or "")
-    except SizingError:
-        fit = None
+    fit = alternative.fit
     if fit is None:
         return _w(
             "no_smaller_fit" if recommended is not None else "none_even_quantized",
             lang,
-            label=plain(target.label),
+            label=plain(alternative.target.label),
         )
     return _w(
         "alternative" if recommended is not None else "alternative_when_none",

@@ -12,6 +12,7 @@ from typing import NamedTuple
 from tools.cards import MIB, apple_raised_limit_mib, card_facts, list_cards
 from tools.catalog import ResolvedModel, catalog_architecture, list_models
 from tools.engines import ENGINE_LABELS, Hardware, vllm_activation_bytes, vllm_scheduler_defaults
+from tools.errors import SizingError
 from tools.evaluation import NODE_GPUS, Candidate, Evaluation, accelerator, candidates, evaluate, total_bytes
 from tools.hub import HubLookup
 from tools.i18n import GB, Language, gb, integer, number
@@ -19,7 +20,7 @@ from tools.kv_cache import KV_BLOCKS
 from tools.offload import DEFAULT_RAM_CARD, plan_offload
 from tools.precision import nominal_bits, weights
 from tools.scenario import Scenario, build_scenario, with_precision
-from tools.schemas import CardOption, SizingRequest
+from tools.schemas import CardOption, SizingRequest, SizingResult
 from tools.texts import counted, text
 
 # The weight formats offered as cheaper steps, best quality first, per engine family: vLLM and
@@ -140,6 +141,32 @@ def quantized_fit_on(request: SizingRequest, gpu: str, hub: HubLookup | None = N
     reference = next((other for other in compared if other.option.fits), compared[-1])
     total = total_bytes(alt, reference.estimate)
     return QuantizedFit(alt.precision, round(alt.weights.bytes / GB, 2), round(total / GB, 2), ev.option)
+
+
+class SmallerAlternative(NamedTuple):
+    """The card class just below the recommended option, and the best-quality cheaper format at
+    which the request fits there (None when no step of the engine's ladder does)."""
+
+    target: CardOption
+    fit: QuantizedFit | None
+
+
+def smaller_alternative(
+    result: SizingResult, recommended: CardOption | None, lang: Language | None = None
+) -> SmallerAlternative | None:
+    """The smaller machine to offer: the largest compared card class below `recommended` (below
+    every option when none fits) that does not hold the request as asked, with the cheaper
+    format that would fit it; None when no such class was compared."""
+    ceiling = recommended.usable_gb if recommended is not None else float("inf")
+    smaller = [o for o in result.options if not o.fits and o.usable_gb < ceiling and o.card_class]
+    if not smaller:
+        return None
+    target = max(smaller, key=lambda option: option.usable_gb)
+    try:
+        fit = quantized_fit_on(result.request(lang=lang), target.card_class or "")
+    except SizingError:
+        fit = None
+    return SmallerAlternative(target, fit)
 
 
 def _doubled(target: Candidate, lang: Language) -> Candidate:
@@ -469,6 +496,7 @@ def suggestions(scenario: Scenario, evaluations: list[Evaluation], gpu: str | No
 
 __all__ = [
     "QuantizedFit",
+    "SmallerAlternative",
     "alternatives",
     "below_16_bit",
     "caveat",
@@ -477,6 +505,7 @@ __all__ = [
     "quantized_fit",
     "quantized_fit_on",
     "recommendation",
+    "smaller_alternative",
     "suggestions",
     "with_precision",
 ]
