@@ -211,10 +211,10 @@ class SizingResult(BaseModel):
     lang: Language = "en"  # the language of every text above, as the request asked
 
     def request(self, gpu: str | None = None, lang: Language | None = None) -> SizingRequest:
-        """The request that sizes this result's model and workload again: on `gpu` (None: every
-        card class), at another precision, in `lang` (None: the result's). A 16-bit KV cache is
-        the engine's default, so it stays unset. A model from a config.json has no id to size
-        again by (SizingError when sized)."""
+        """The request that sizes this result's model and workload again, to try other hardware or
+        precisions: on `gpu` (None: every card class), in `lang` (None: the result's). A 16-bit KV
+        cache is the engine's default, so it stays unset. A model from a config.json has no id to
+        size again by (SizingError when sized)."""
         kv_dtype = None if self.kv_dtype in ("bf16", "fp16") else self.kv_dtype
         workload = {name: getattr(self, name) for name in RESULT_ECHOES}
         return SizingRequest(
