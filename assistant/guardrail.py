@@ -36,6 +36,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TypedDict, Unpack
 
 from assistant.guardrail_claims import contradicted_fact, unit_relation, wrong_verdict
 from assistant.guardrail_figures import AllowedFigures, card_patterns, figures, matches
@@ -81,17 +82,19 @@ class GuardrailReport:
     wrong_language: bool = False
 
 
+class DraftContext(TypedDict, total=False):
+    """What besides the calculations a draft may rightly repeat or must not repeat (see `check`)."""
+
+    quoted: Iterable[str]
+    message: str
+    earlier: Sequence[str]
+
+
 def enforce(
-    draft_text: str,
-    calculations: Sequence[SizingResult],
-    lang: str,
-    *,
-    quoted: Iterable[str] = (),
-    message: str = "",
-    earlier: Sequence[str] = (),
+    draft_text: str, calculations: Sequence[SizingResult], lang: str, **context: Unpack[DraftContext]
 ) -> str:
     """The answer to show: the draft with unverified figures and claims removed and the key numbers ensured."""
-    return check(draft_text, calculations, lang, quoted=quoted, message=message, earlier=earlier).answer
+    return check(draft_text, calculations, lang, **context).answer
 
 
 def check(

@@ -27,7 +27,7 @@ import yaml
 from assistant.guardrail_figures import card_patterns, figures, readings
 from assistant.offline.sizing import calculate
 from assistant.offline.understanding import fold
-from tools import PRECISIONS, CardOption, SizingRequest, SizingResult, card_classes, list_cards
+from tools import PRECISIONS, CardOption, SizingResult, card_classes, list_cards
 from tools.errors import SizingError
 from tools.precision import nominal_bits
 
@@ -191,15 +191,7 @@ def _option_on(result: SizingResult, named: NamedCard) -> CardOption | None:
             return option
     try:
         again = calculate(
-            SizingRequest(
-                model=result.model.id,
-                precision=result.precision,
-                context=result.context,
-                users=result.users,
-                engine=result.engine,
-                kv_dtype=result.kv_dtype,
-                gpu=f"{named.card}:{named.count}" if named.count > 1 else named.card,
-            )
+            result.request(gpu=f"{named.card}:{named.count}" if named.count > 1 else named.card)
         )
     except (SizingError, ValueError):
         return None

@@ -40,6 +40,7 @@ from tools import (
     calculate_vram,
     card_classes,
     default_engine,
+    reverse,
 )
 from tools.errors import SizingError
 from tools.hub import HubLookup
@@ -380,7 +381,6 @@ class ReverseArgs(BaseModel):
 
 def _reverse_tools(log: ToolLog) -> list[BaseTool]:
     """Reverse questions the calculator answers by search; each records the configuration it found."""
-    from tools import reverse
 
     def run(kind: str, tool_call_id: str, **args: Any) -> str:
         title = step_title(log.lang, "calculate", f"{kind} · {args.get('model') or args.get('gpu') or ''}")

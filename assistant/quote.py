@@ -20,7 +20,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
+from assistant.offline.sizing import calculate
 from tools import SizingRequest, SizingResult
+from tools.cards import resolve_card
 from tools.errors import InvalidInputError, SizingError
 from tools.schemas import Band
 
@@ -132,8 +134,6 @@ def _read_price_list(path: Path, modified: float) -> PriceList:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first.get("loc", ()))
         raise PriceListError(f"price list {path}: {where}: {first.get('msg')}") from None
-    from tools.cards import resolve_card
-
     for server in price_list.servers:
         if server.list_price is None and server.monthly_price is None:
             raise PriceListError(
@@ -172,8 +172,6 @@ def _costs(
 
 
 def _sized(request: SizingRequest, server: ServerConfiguration) -> SizingResult:
-    from assistant.offline.sizing import calculate
-
     gpu = server.card if server.count == 1 else f"{server.card}:{server.count}"
     return calculate(request.model_copy(update={"gpu": gpu}))
 

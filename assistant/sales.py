@@ -21,15 +21,22 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
+from assistant.offline.sizing import merge_slots, plan_sizing, run_plan
+from assistant.offline.understanding import understand
+from assistant.quote import build_quote
 from assistant.sales_texts import sales_text
+from assistant.schemas import ConversationState
+from tools.advice import smaller_alternative
 from tools.engines import ENGINE_LABELS
 from tools.errors import SizingError
 from tools.i18n import Language, number
+from tools.performance import basis_text, target_text
+from tools.performance_sizing import calibrated_estimate
+from tools.precision import nominal_bits
 
 if TYPE_CHECKING:
     from assistant.quote import Quote
-    from assistant.schemas import ConversationState
-    from tools import CardOption, SizingRequest, SizingResult
+    from tools import CardOption, SizingResult
 
 
 # The choices a customer may leave open; each one not stated becomes our recommendation.
@@ -66,8 +73,6 @@ def format_number(value: float, lang: Language, decimals: int = 0, sign: bool = 
 
 def precision_label(precision: str, lang: Language) -> str:
     """'int4' -> '4-bit INT4' (English) or 'INT4 de 4 bits' (Spanish)."""
-    from tools.precision import nominal_bits
-
     bits = nominal_bits(precision)
     shown_bits = format_number(bits, lang, 0 if float(bits).is_integer() else 1)
     return _w("precision_label", lang, bits=shown_bits, name=precision.upper())
@@ -132,8 +137,6 @@ def subject_from_state(
     state: ConversationState | None, lang: Language, understanding: Any = None
 ) -> DraftSubject | None:
     """The subject of a conversation: its slots sized as the chat sizes them; None without a model."""
-    from assistant.offline.sizing import plan_sizing, run_plan
-
     if state is None:
         return None
     plan = plan_sizing(state, lang, understanding)
@@ -165,10 +168,6 @@ def _fits(result: SizingResult) -> bool:
 
 def subject_from_message(message: str, default_lang: Language = "en") -> tuple[DraftSubject | None, Language]:
     """The subject of a pasted customer message, read as the chat reads one."""
-    from assistant.offline.sizing import merge_slots
-    from assistant.offline.understanding import understand
-    from assistant.schemas import ConversationState
-
     reading = understand(message, default_lang)
     state = merge_slots(ConversationState(), reading)
     return subject_from_state(state, reading.language, reading), reading.language
@@ -250,29 +249,11 @@ def _drafted(
     return draft_outcome(subject, extras.get("customer_name"), extras.get("signature"), quote)
 
 
-def request_of(result: SizingResult, lang: Language) -> SizingRequest:
-    """The request that re-sizes this result's model and workload (on other hardware, at other
-    precisions); a model from a config.json has no id to re-size by (SizingError when sized)."""
-    from tools import SizingRequest
-
-    return SizingRequest(
-        model=result.model.id,
-        precision=result.precision,
-        context=result.context,
-        users=result.users,
-        kv_dtype=result.kv_dtype if result.kv_dtype not in ("bf16", "fp16") else None,
-        engine=result.engine,
-        lang=lang,
-    )
-
-
 def _quote_for(subject: DraftSubject, price_list: Any, utilization: float) -> Quote | None:
     if price_list is None:
         return None
-    from assistant.quote import build_quote
-
     try:
-        return build_quote(request_of(subject.result, subject.lang), price_list, utilization)
+        return build_quote(subject.result.request(lang=subject.lang), price_list, utilization)
     except SizingError:
         return None
 
@@ -336,8 +317,6 @@ def _open_points(subject: DraftSubject) -> list[str]:
 
 
 def _precision_reason(subject: DraftSubject) -> str:
-    from tools.precision import nominal_bits
-
     result, lang = subject.result, subject.lang
     label = precision_label(result.precision, lang)
     recommended = _recommended_option(result)
@@ -446,8 +425,6 @@ def _arithmetic_table(result: SizingResult, lang: Language, recommended: CardOpt
 
 
 def _quantization_note(result: SizingResult, lang: Language) -> str:
-    from tools.precision import nominal_bits
-
     notes = []
     if nominal_bits(result.precision) < 16:
         notes.append(_w("quantized", lang, precision=precision_label(result.precision, lang)))
@@ -459,33 +436,20 @@ def _quantization_note(result: SizingResult, lang: Language) -> str:
 
 
 def smaller_machine_alternative(result: SizingResult, lang: Language) -> str:
-    """The honest smaller option: the next card class down at a cheaper precision, if one fits.
-
-    The engine's own ladder decides (tools.advice.quantized_fit_on: the best-quality cheaper
-    format this engine loads that fits there, computed); says plainly when the recommendation
-    already is the smallest fit or when nothing smaller works.
+    """The honest smaller option: the next card class down at a cheaper precision, if one fits
+    (tools.advice.smaller_alternative decides, with the engine's own ladder); says plainly when
+    the recommendation already is the smallest fit or when nothing smaller works.
     """
-    from tools.advice import quantized_fit_on
-
     recommended = _recommended_option(result)
-    ceiling = recommended.usable_gb if recommended is not None else float("inf")
-    smaller = sorted(
-        (o for o in result.options if not o.fits and o.usable_gb < ceiling and o.card_class),
-        key=lambda option: option.usable_gb,
-        reverse=True,
-    )
-    if not smaller:
+    alternative = smaller_alternative(result, recommended, lang)
+    if alternative is None:
         return _w("already_smallest", lang, label=plain(recommended.label)) if recommended else ""
-    target = smaller[0]
-    try:
-        fit = quantized_fit_on(request_of(result, lang), target.card_class or "")
-    except SizingError:
-        fit = None
+    fit = alternative.fit
     if fit is None:
         return _w(
             "no_smaller_fit" if recommended is not None else "none_even_quantized",
             lang,
-            label=plain(target.label),
+            label=plain(alternative.target.label),
         )
     return _w(
         "alternative" if recommended is not None else "alternative_when_none",
@@ -607,8 +571,6 @@ def quote_markdown(quote: Quote, lang: Language) -> list[str]:
 def _speed(option: CardOption, lang: Language) -> str | None:
     """The expected speed with its calibrated range and what it rests on (the serving estimate);
     the single-stream figure where the estimate's calibration does not reach (CPU, Apple, nodes)."""
-    from tools.performance import basis_text, target_text
-    from tools.performance_sizing import calibrated_estimate
 
     estimate = calibrated_estimate(option)
     if estimate is None:

@@ -25,7 +25,10 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from assistant.errors import LLMUnavailableError
+from assistant.guardrail import check
 from assistant.handoff_offer import handoff_for
+from assistant.llm_texts import has_text, llm_text
 from assistant.offline.responder import (
     SEARCH_CACHE_SECONDS,
     SEARCH_CACHE_SIZE,
@@ -55,7 +58,6 @@ from tools.errors import SizingError
 
 if TYPE_CHECKING:
     from assistant.agent import Premade
-    from assistant.errors import LLMUnavailableError
     from assistant.settings import Settings
     from knowledge import ArticleSearch
 
@@ -201,9 +203,6 @@ class Assistant:
         """The checked LLM answer, or None when the offline answer is to be shown instead (a model
         fault, or a draft in another language or off topic; the notice and a step say why)."""
         from assistant.agent import run_agent
-        from assistant.errors import LLMUnavailableError
-        from assistant.guardrail import check
-        from assistant.llm_texts import llm_text
 
         language = reading.language
         words = texts(language)
@@ -295,7 +294,6 @@ class Assistant:
     ) -> tuple[Premade | None, list[Step]]:
         """The calculations and article sections for a sizing question, before the model is asked."""
         from assistant.agent import Premade, PremadeCalculation
-        from assistant.llm_texts import llm_text
 
         if not sizing:
             return None, []
@@ -411,8 +409,6 @@ def text_pieces(answer: str) -> list[str]:
 
 def fault_reason(error: LLMUnavailableError, settings: Settings, words: Texts) -> str:
     """Why the model gave no answer, in the visitor's language, from the fault's kind."""
-    from assistant.llm_texts import has_text, llm_text
-
     timeout = f"{settings.llm_timeout:g}"
     if has_text(f"fault_{error.kind}"):
         return llm_text(f"fault_{error.kind}", words.language, context=settings.llm_context_tokens)

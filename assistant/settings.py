@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from platformdirs import user_data_dir
@@ -35,6 +36,16 @@ def parse_trusted_proxies(text: str) -> tuple[IpNetwork, ...]:
                 f"trusted proxy {item!r} is not an IP address or network (such as 10.0.0.1 or 10.0.0.0/8)"
             ) from None
     return tuple(networks)
+
+
+def _loopback_switch(shows: str) -> Any:
+    """A web-app part no outside visitor should reach by default: on or off as set; unset, on only
+    where the app binds a loopback host."""
+    return Field(
+        default=None,
+        description=f"{shows} Unset: on only when the app binds a loopback host (127.0.0.1, ::1, localhost); "
+        "set true for a staff deployment.",
+    )
 
 
 class Settings(BaseSettings):
@@ -163,19 +174,11 @@ class Settings(BaseSettings):
         description="Hugging Face Hub (or mirror) the lookups use; same meaning as HF_ENDPOINT.",
     )
     hf_token: SecretStr | None = Field(default=None, description="Hugging Face token for gated repos.")
-    compare_tab: bool | None = Field(
-        default=None,
-        description=(
-            "Show the web app's Compare tab, whose form makes this server send requests to any URL a visitor "
-            "types. Unset: on only when the app binds a loopback host (127.0.0.1, ::1, localhost)."
-        ),
+    compare_tab: bool | None = _loopback_switch(
+        "Show the web app's Compare tab, whose form makes this server send requests to any URL a visitor types."
     )
-    sales_draft_panel: bool | None = Field(
-        default=None,
-        description=(
-            "Show the Sales draft panel beside the web chat (a staff tool: it drafts replies to customers' "
-            "e-mails). Unset: on only when the app binds a loopback host; set true for a staff deployment."
-        ),
+    sales_draft_panel: bool | None = _loopback_switch(
+        "Show the Sales draft panel beside the web chat (a staff tool: it drafts replies to customers' e-mails)."
     )
 
     # Sales desk: leads, feedback and the question log (assistant/desk), drafts and quotes
@@ -302,17 +305,13 @@ class Settings(BaseSettings):
     def compare_tab_enabled(self) -> bool:
         """An explicit compare_tab wins; unset, only a loopback-bound app (no outside visitors) has it,
         since on a public site the tab would let anyone make the server request any URL."""
-        if self.compare_tab is not None:
-            return self.compare_tab
-        return self.binds_loopback
+        return self.binds_loopback if self.compare_tab is None else self.compare_tab
 
     @property
     def sales_draft_panel_enabled(self) -> bool:
         """An explicit sales_draft_panel wins; unset, only a loopback-bound app (staff on their own
         machine) shows it: public visitors have no use for a tool that drafts replies to customers."""
-        if self.sales_draft_panel is not None:
-            return self.sales_draft_panel
-        return self.binds_loopback
+        return self.binds_loopback if self.sales_draft_panel is None else self.sales_draft_panel
 
     @property
     def binds_loopback(self) -> bool:

@@ -12,6 +12,7 @@ from typing import NamedTuple
 from tools.cards import MIB, apple_raised_limit_mib, card_facts, list_cards
 from tools.catalog import ResolvedModel, catalog_architecture, list_models
 from tools.engines import ENGINE_LABELS, Hardware, vllm_activation_bytes, vllm_scheduler_defaults
+from tools.errors import SizingError
 from tools.evaluation import NODE_GPUS, Candidate, Evaluation, accelerator, candidates, evaluate, total_bytes
 from tools.hub import HubLookup
 from tools.i18n import GB, Language, gb, integer, number
@@ -19,7 +20,7 @@ from tools.kv_cache import KV_BLOCKS
 from tools.offload import DEFAULT_RAM_CARD, plan_offload
 from tools.precision import nominal_bits, weights
 from tools.scenario import Scenario, build_scenario, with_precision
-from tools.schemas import CardOption, SizingRequest
+from tools.schemas import CardOption, SizingRequest, SizingResult
 from tools.texts import counted, text
 
 # The weight formats offered as cheaper steps, best quality first, per engine family: vLLM and
@@ -140,6 +141,32 @@ def quantized_fit_on(request: SizingRequest, gpu: str, hub: HubLookup | None = N
     reference = next((other for other in compared if other.option.fits), compared[-1])
     total = total_bytes(alt, reference.estimate)
     return QuantizedFit(alt.precision, round(alt.weights.bytes / GB, 2), round(total / GB, 2), ev.option)
+
+
+class SmallerAlternative(NamedTuple):
+    """The card class just below the recommended option, and the best-quality cheaper format at
+    which the request fits there (None when no step of the engine's ladder does)."""
+
+    target: CardOption
+    fit: QuantizedFit | None
+
+
+def smaller_alternative(
+    result: SizingResult, recommended: CardOption | None, lang: Language | None = None
+) -> SmallerAlternative | None:
+    """The smaller machine to offer: the largest compared card class below `recommended` (below
+    every option when none fits) that does not hold the request as asked, with the cheaper
+    format that would fit it; None when no such class was compared."""
+    ceiling = recommended.usable_gb if recommended is not None else float("inf")
+    smaller = [o for o in result.options if not o.fits and o.usable_gb < ceiling and o.card_class]
+    if not smaller:
+        return None
+    target = max(smaller, key=lambda option: option.usable_gb)
+    try:
+        fit = quantized_fit_on(result.request(lang=lang), target.card_class or "")
+    except SizingError:
+        fit = None
+    return SmallerAlternative(target, fit)
 
 
 def _doubled(target: Candidate, lang: Language) -> Candidate:
@@ -301,33 +328,20 @@ def _smaller_model(scenario: Scenario, target: Candidate) -> tuple[ResolvedModel
 
 def _fit_suggestions(scenario: Scenario, target: Evaluation) -> list[str]:
     lang, out = scenario.lang, []
-    label = target.option.label
+
+    def line(key: str, **values: object) -> str:  # each one says what it does on the target option
+        return text(key, lang, label=target.option.label, **values)
+
     context = _longest_context(scenario, target.candidate)
     if context:
-        out.append(
-            text(
-                "sug_context",
-                lang,
-                context=integer(context, lang),
-                users=integer(scenario.users, lang),
-                label=label,
-            )
-        )
+        out.append(line("sug_context", context=integer(context, lang), users=integer(scenario.users, lang)))
     cheaper_kv = _CHEAPER_KV.get(scenario.engine)
     if cheaper_kv and scenario.kv_dtype in ("bf16", "fp16"):
         alt = scenario._replace(kv_dtype=cheaper_kv)
         ev = evaluate(alt, target.candidate)
-        out.append(
-            text(
-                "sug_kv",
-                lang,
-                kv=cheaper_kv,
-                kv_gb=gb(ev.estimate.kv_bytes_per_sequence * scenario.users, lang),
-                old_gb=gb(target.estimate.kv_bytes_per_sequence * scenario.users, lang),
-                verdict=_verdict(alt, ev),
-                label=label,
-            )
-        )
+        kv_gb = gb(ev.estimate.kv_bytes_per_sequence * scenario.users, lang)
+        old_gb = gb(target.estimate.kv_bytes_per_sequence * scenario.users, lang)
+        out.append(line("sug_kv", kv=cheaper_kv, kv_gb=kv_gb, old_gb=old_gb, verdict=_verdict(alt, ev)))
     cheaper = cheaper_precisions(scenario.engine, scenario.precision)
     found = quantized_fit(scenario, target.candidate)
     if found is None and cheaper:
@@ -336,16 +350,8 @@ def _fit_suggestions(scenario: Scenario, target: Evaluation) -> list[str]:
         found = (last, evaluate(last, target.candidate))
     if found is not None:
         alt, ev = found
-        out.append(
-            text(
-                "sug_quant",
-                lang,
-                precision=alt.precision,
-                gb=gb(alt.weights.bytes, lang),
-                verdict=_verdict(alt, ev),
-                label=label,
-            )
-        )
+        weights_gb = gb(alt.weights.bytes, lang)
+        out.append(line("sug_quant", precision=alt.precision, gb=weights_gb, verdict=_verdict(alt, ev)))
     if target.candidate.members[0].accelerator == "cuda":
         out.append(_hardware_line("sug_tp", scenario, evaluate(scenario, _doubled(target.candidate, lang))))
     larger = _larger_card(scenario, target.candidate)
@@ -490,6 +496,7 @@ def suggestions(scenario: Scenario, evaluations: list[Evaluation], gpu: str | No
 
 __all__ = [
     "QuantizedFit",
+    "SmallerAlternative",
     "alternatives",
     "below_16_bit",
     "caveat",
@@ -498,6 +505,7 @@ __all__ = [
     "quantized_fit",
     "quantized_fit_on",
     "recommendation",
+    "smaller_alternative",
     "suggestions",
     "with_precision",
 ]

@@ -18,6 +18,7 @@ from tools.engines import (
     VLLM_BLOCK_SIZE,
     Estimate,
     Hardware,
+    ServedModel,
     decode_tokens_per_s,
     estimate_vllm,
     llamacpp_compute_buffer_bytes,
@@ -78,15 +79,9 @@ def _vllm_hardware(case: dict[str, Any]) -> Hardware:
 def vllm_estimate(case: dict[str, Any]) -> Estimate:
     arch, override = _model(case)
     w = weights(arch, case["precision"], override).bytes
+    served = ServedModel(arch, w, "bf16", int(case["context"]), users=1)
     return estimate_vllm(
-        arch,
-        w,
-        _vllm_hardware(case),
-        "bf16",
-        int(case["context"]),
-        1,
-        float(case["utilization"]),
-        v0_profile=bool(case.get("v0_profile")),
+        served, _vllm_hardware(case), float(case["utilization"]), v0_profile=bool(case.get("v0_profile"))
     )
 
 

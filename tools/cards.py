@@ -12,7 +12,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, NamedTuple
 
-from tools.errors import InvalidInputError, UnknownCardError
+from tools.errors import InvalidInputError, UnknownCardError, check_range
 from tools.i18n import GB
 from tools.schemas import Card, CardClass
 from tools.texts import bilingual
@@ -140,15 +140,8 @@ def is_generic(card_id: str) -> bool:
 @cache
 def generic_card(gigabytes: int) -> CardFacts:
     """A card with `gigabytes` GB of memory and nothing else known (no bandwidth, so no speed)."""
-    if not 1 <= gigabytes <= _GENERIC_MAX_GB:
-        raise InvalidInputError(
-            f"card memory {gigabytes} GB must be from 1 to {_GENERIC_MAX_GB} GB",
-            code="out_of_range",
-            name="card_memory_gb",
-            low=1,
-            high=_GENERIC_MAX_GB,
-            value=gigabytes,
-        )
+    message = f"card memory {gigabytes} GB must be from 1 to {_GENERIC_MAX_GB} GB"
+    check_range(gigabytes, 1, _GENERIC_MAX_GB, "card_memory_gb", message)
     doc = _load("cards.json")
     memory_mib = gigabytes * 1024
     usable = (memory_mib - int(doc["default_driver_reserved_mib"])) * MIB
@@ -180,15 +173,7 @@ def parse_gpu_spec(spec: str) -> tuple[Card, int]:
         raise InvalidInputError(
             f"GPU count {count_text!r} in {spec!r} must be a whole number from 1 to {_MAX_GPUS}"
         ) from None
-    if not 1 <= count <= _MAX_GPUS:
-        raise InvalidInputError(
-            f"GPU count {count} in {spec!r} must be from 1 to {_MAX_GPUS}",
-            code="out_of_range",
-            name="gpus",
-            low=1,
-            high=_MAX_GPUS,
-            value=count,
-        )
+    check_range(count, 1, _MAX_GPUS, "gpus", f"GPU count {count} in {spec!r} must be from 1 to {_MAX_GPUS}")
     return resolve_card(text), count
 
 

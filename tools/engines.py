@@ -81,6 +81,19 @@ class Hardware(NamedTuple):
     accelerator: str = "cuda"
 
 
+class ServedModel(NamedTuple):
+    """What an engine holds for one request besides its own overhead: the model, its weights in
+    bytes, the KV cache type, the tokens per sequence, the sequences at once, and the layers of a
+    draft model or MTP heads whose cache shares the pool."""
+
+    arch: Architecture
+    weights_bytes: int
+    kv_dtype: str
+    context: int
+    users: int
+    extra_kv: tuple[Architecture, ...] = ()
+
+
 class Estimate(NamedTuple):
     """One engine on one hardware option. Byte figures are summed over all GPUs."""
 
@@ -127,18 +140,11 @@ def _blocks(tokens: int) -> int:
 
 
 def estimate_vllm(
-    arch: Architecture,
-    weights_bytes: int,
-    hw: Hardware,
-    kv_dtype: str,
-    context: int,
-    users: int,
-    utilization: float,
-    v0_profile: bool = False,
-    extra_kv: tuple[Architecture, ...] = (),
+    served: ServedModel, hw: Hardware, utilization: float, v0_profile: bool = False
 ) -> Estimate:
     """vLLM on `hw.gpus` GPUs in tensor parallel. v0_profile reproduces the V0 engine (removed in
     vLLM 0.10), whose profiling run pushed max_model_len tokens through at once (calibration C1/C2)."""
+    arch, weights_bytes, kv_dtype, context, users, extra_kv = served
     pp = max(1, hw.nodes)
     tp = hw.gpus // pp
     layout = kv_layout(arch, kv_dtype, tp)
@@ -213,18 +219,11 @@ def llamacpp_compute_buffer_bytes(
 
 
 def estimate_llamacpp(
-    arch: Architecture,
-    weights_bytes: int,
-    embedding_bytes: int,
-    hw: Hardware,
-    kv_dtype: str,
-    context: int,
-    users: int,
-    engine: str = "llamacpp",
-    extra_kv: tuple[Architecture, ...] = (),
+    served: ServedModel, embedding_bytes: int, hw: Hardware, engine: str = "llamacpp"
 ) -> Estimate:
     """Weights (less the input embedding, which llama.cpp keeps in host RAM) + KV for
     context × parallel slots + compute buffer + CUDA context, split by layers over the GPUs."""
+    arch, weights_bytes, kv_dtype, context, users, extra_kv = served
     layout = kv_layout(arch, kv_dtype, 1)
     # On a CPU the input embedding is in the same RAM as everything else.
     host_embedding = 0 if arch.tie_embeddings or hw.accelerator == "cpu" else embedding_bytes
@@ -242,16 +241,9 @@ def estimate_llamacpp(
     return _whole_card(engine, hw, on_gpu, overhead, parts, layout, seq, room, seq, users)
 
 
-def estimate_transformers(
-    arch: Architecture,
-    weights_bytes: int,
-    hw: Hardware,
-    kv_dtype: str,
-    context: int,
-    users: int,
-    extra_kv: tuple[Architecture, ...] = (),
-) -> Estimate:
+def estimate_transformers(served: ServedModel, hw: Hardware) -> Estimate:
     """Weights + KV + the prefill activation peak + CUDA context (device_map="auto" over GPUs)."""
+    arch, weights_bytes, kv_dtype, context, users, extra_kv = served
     layout = kv_layout(arch, kv_dtype, 1)
     seq = layout.sequence_bytes(context) + sum(
         kv_layout(a, kv_dtype, 1).sequence_bytes(context) for a in extra_kv

@@ -6,6 +6,10 @@ turn these into exit codes or on-screen messages.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
+_Number = TypeVar("_Number", int, float)
+
 
 class SizingError(Exception):
     """Root of every error the product raises on purpose.
@@ -22,6 +26,20 @@ class SizingError(Exception):
 
 class InvalidInputError(SizingError, ValueError):
     """A value is out of range or malformed (zero users, negative context...)."""
+
+
+class OutOfRangeError(InvalidInputError):
+    """A number outside its valid range: `name` must be from `low` to `high`, `value` was given."""
+
+    def __init__(self, message: str, *, name: str, low: float, high: float, value: object) -> None:
+        super().__init__(message, code="out_of_range", name=name, low=low, high=high, value=value)
+
+
+def check_range(value: _Number, low: _Number, high: _Number, name: str, message: str) -> _Number:
+    """`value` when it is from `low` to `high`; otherwise OutOfRangeError with `message`."""
+    if not low <= value <= high:
+        raise OutOfRangeError(message, name=name, low=low, high=high, value=value)
+    return value
 
 
 class UnknownChoiceError(InvalidInputError):

@@ -15,6 +15,7 @@ from tools.engines import (
     VLLM_CUDA_GRAPH_BYTES,
     Estimate,
     Hardware,
+    ServedModel,
     decode_tokens_per_s,
     estimate_llamacpp,
     estimate_transformers,
@@ -81,34 +82,19 @@ def accelerator(card: Card) -> str:
 
 def estimate(scenario: Scenario, hw: Hardware) -> Estimate:
     arch, extras = scenario.model.arch, scenario.extras
-    w = scenario.weights.bytes + extras.weights_bytes
-    extra_kv = extras.kv_archs(arch)
-    if scenario.engine == "vllm":
-        return estimate_vllm(
-            arch,
-            w,
-            hw,
-            scenario.kv_dtype,
-            scenario.context,
-            scenario.users,
-            scenario.utilization,
-            extra_kv=extra_kv,
-        )
-    if scenario.engine in ("llamacpp", "ollama"):
-        return estimate_llamacpp(
-            arch,
-            w,
-            scenario.embedding_bytes,
-            hw,
-            scenario.kv_dtype,
-            scenario.context,
-            scenario.users,
-            scenario.engine,
-            extra_kv=extra_kv,
-        )
-    return estimate_transformers(
-        arch, w, hw, scenario.kv_dtype, scenario.context, scenario.users, extra_kv=extra_kv
+    served = ServedModel(
+        arch,
+        scenario.weights.bytes + extras.weights_bytes,
+        scenario.kv_dtype,
+        scenario.context,
+        scenario.users,
+        extras.kv_archs(arch),
     )
+    if scenario.engine == "vllm":
+        return estimate_vllm(served, hw, scenario.utilization)
+    if scenario.engine in ("llamacpp", "ollama"):
+        return estimate_llamacpp(served, scenario.embedding_bytes, hw, scenario.engine)
+    return estimate_transformers(served, hw)
 
 
 def _decode_read_bytes(scenario: Scenario, est: Estimate) -> int:

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from tools.calculator import Scenario, build_scenario, calculate_vram, candidates, evaluate
+from tools.calculator import calculate_vram
 from tools.cards import list_cards
 from tools.catalog import list_models, resolve
 from tools.errors import InvalidInputError, SizingError
+from tools.evaluation import candidates, evaluate
+from tools.scenario import Scenario, build_scenario
 from tools.schemas import Card, SizingRequest, SizingResult
 
 # GPU counts a "how many" answer names: servers carry 1, 2, 4 or 8 cards and tensor parallelism

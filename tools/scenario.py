@@ -12,7 +12,7 @@ from typing import NamedTuple
 from tools.cards import card_classes, parse_gpu_spec
 from tools.catalog import ResolvedModel, model_from_config, reference_model, release_precisions, resolve
 from tools.engines import ENGINE_LABELS, check_engine
-from tools.errors import InvalidInputError, UnknownModelError
+from tools.errors import InvalidInputError, UnknownModelError, check_range
 from tools.hub import HubLookup, looks_like_hub_id, resolve_hub_model
 from tools.i18n import Language
 from tools.kv_cache import check_kv_dtype
@@ -77,16 +77,7 @@ class Scenario(NamedTuple):
 def _check_positive_int(name: str, value: object, limit: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInputError(f"{name} must be a whole number from 1 to {limit:,}, got {value!r}")
-    if not 1 <= value <= limit:
-        raise InvalidInputError(
-            f"{name} must be from 1 to {limit:,}, got {value:,}",
-            code="out_of_range",
-            name=name,
-            low=1,
-            high=limit,
-            value=value,
-        )
-    return value
+    return check_range(value, 1, limit, name, f"{name} must be from 1 to {limit:,}, got {value:,}")
 
 
 def build_scenario(request: SizingRequest, hub: HubLookup | None = None) -> Scenario:
@@ -94,15 +85,8 @@ def build_scenario(request: SizingRequest, hub: HubLookup | None = None) -> Scen
     context = _check_positive_int("context", request.context, MAX_CONTEXT)
     users = _check_positive_int("users", request.users, MAX_USERS)
     utilization = request.gpu_memory_utilization
-    if not (isinstance(utilization, int | float) and 0.05 <= utilization <= 1.0):
-        raise InvalidInputError(
-            f"gpu_memory_utilization must be between 0.05 and 1.0, got {utilization!r}",
-            code="out_of_range",
-            name="gpu_memory_utilization",
-            low=0.05,
-            high=1.0,
-            value=utilization,
-        )
+    message = f"gpu_memory_utilization must be between 0.05 and 1.0, got {utilization!r}"
+    check_range(utilization, 0.05, 1.0, "gpu_memory_utilization", message)
     engine = check_engine(request.engine)
     host = _host_kind(request.gpu)
     host_note = None
@@ -173,8 +157,11 @@ def serving_extras(
     """LoRA slots, a draft model or MTP heads, and a vision tower, where the engine loads them."""
     check_lora(request.max_loras, request.max_lora_rank)
     arch = model.arch
-    lora = lora_slot_bytes(arch, request.max_loras, request.max_lora_rank)
-    draft_name, draft_bytes, draft_arch = None, 0, None
+    extras = Extras(
+        lora_slot_bytes=lora_slot_bytes(arch, request.max_loras, request.max_lora_rank),
+        max_loras=request.max_loras,
+        max_lora_rank=request.max_lora_rank,
+    )
     if request.draft_model:
         if request.mtp:
             raise InvalidInputError("give either a draft model or --mtp, not both")
@@ -187,9 +174,10 @@ def serving_extras(
                 f"draft model {request.draft_model!r} has a {draft.arch.vocab_size:,}-token vocabulary, the "
                 f"model {arch.vocab_size:,}: speculative decoding needs the same tokenizer"
             )
-        draft_name, draft_arch = draft.info.name, draft.arch
         draft_bytes = model_weights(draft, precision, engine)[0].bytes
-    mtp_layers, mtp_bytes = 0, 0
+        extras = extras._replace(
+            draft_name=draft.info.name, draft_arch=draft.arch, draft_weights_bytes=draft_bytes
+        )
     if request.mtp:
         if not arch.model_type.startswith(("deepseek_v3", "deepseek_v32")):
             raise InvalidInputError(
@@ -198,21 +186,11 @@ def serving_extras(
             )
         mtp_layers = 1  # DeepSeek-V3 config: num_nextn_predict_layers = 1
         mtp_bytes = mtp_weights_bytes(arch, mtp_layers, w.bits_per_weight / 8)
-    vision = 0
+        extras = extras._replace(mtp_layers=mtp_layers, mtp_weights_bytes=mtp_bytes)
     exact = request.file_weights is not None or bool(model.checkpoint and model.checkpoint[1])
     if engine in ("vllm", "transformers") and not exact:  # the headers already count the tower
-        vision = model.vision_params * 2
-    return Extras(
-        lora_slot_bytes=lora,
-        max_loras=request.max_loras,
-        max_lora_rank=request.max_lora_rank,
-        draft_name=draft_name,
-        draft_weights_bytes=draft_bytes,
-        draft_arch=draft_arch,
-        mtp_layers=mtp_layers,
-        mtp_weights_bytes=mtp_bytes,
-        vision_bytes=vision,
-    )
+        extras = extras._replace(vision_bytes=model.vision_params * 2)
+    return extras
 
 
 def _host_kind(gpu: str | None) -> str | None:

@@ -175,6 +175,10 @@ class CardOption(BaseModel):
     required_usable_gb: float | None = None
 
 
+# The request's fields a result repeats as sized (the model and the KV cache type are resolved).
+RESULT_ECHOES = ("precision", "engine", "context", "users")
+
+
 class SizingResult(BaseModel):
     """Everything the calculator found, with the arithmetic lines a person can check by hand."""
 
@@ -205,6 +209,17 @@ class SizingResult(BaseModel):
     # The recommended option's performance under the request's workload (None without bandwidth data).
     performance: PerformanceEstimate | None = None
     lang: Language = "en"  # the language of every text above, as the request asked
+
+    def request(self, gpu: str | None = None, lang: Language | None = None) -> SizingRequest:
+        """The request that sizes this result's model and workload again, to try other hardware or
+        precisions: on `gpu` (None: every card class), in `lang` (None: the result's). A 16-bit KV
+        cache is the engine's default, so it stays unset. A model from a config.json has no id to
+        size again by (SizingError when sized)."""
+        kv_dtype = None if self.kv_dtype in ("bf16", "fp16") else self.kv_dtype
+        workload = {name: getattr(self, name) for name in RESULT_ECHOES}
+        return SizingRequest(
+            model=self.model.id, kv_dtype=kv_dtype, gpu=gpu, lang=lang or self.lang, **workload
+        )
 
 
 class Card(BaseModel):
