@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.article_pair import write_articles
-from tests.fakes import free_port
+from tests.servers import free_port
 from tools import SizingRequest, calculate_vram
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,8 +21,8 @@ from assistant.errors import (
     LLMUnavailableError,
 )
 from assistant.settings import Settings
-from tests.fakes import free_port
 from tests.openai_stub import StubOpenAI, drop, error, malformed, slow, text, tool_call
+from tests.servers import free_port
 
 STREAMING = pytest.mark.parametrize("streaming", [False, True], ids=["plain", "streaming"])
 

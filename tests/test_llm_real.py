@@ -29,6 +29,7 @@ from assistant.offline.understanding import detect_language
 from assistant.service import Assistant, FinalEvent, StepEvent, TextDelta, build_assistant
 from assistant.settings import Settings
 from tests.llm_real.server import CONTEXT_TOKENS, LaneUnavailable, LlamaServer, lane_required
+from tests.servers import free_port, wait_until_answering
 from tools import SizingResult
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -160,7 +161,7 @@ def test_the_guardrail_holds_a_follow_up_turn(assistant: Assistant) -> None:
 def test_chat_api_of_the_served_app(llama: LlamaServer, tmp_path: Path) -> None:
     from gradio_client import Client
 
-    port = _free_port()
+    port = free_port()
     log = (tmp_path / "serve.log").open("w")
     server = subprocess.Popen(
         [sys.executable, "-m", "assistant", "serve", "--port", str(port)],
@@ -189,27 +190,11 @@ def test_chat_api_of_the_served_app(llama: LlamaServer, tmp_path: Path) -> None:
         log.close()
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _wait_healthy(url: str, server: subprocess.Popen[Any], timeout_s: float = 180) -> dict[str, Any]:
-    import urllib.request
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"sizing serve exited with {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/healthz", timeout=5) as response:
-                return dict(json.loads(response.read()))
-        except OSError:
-            time.sleep(0.5)
-    raise RuntimeError(f"sizing serve did not answer /healthz within {timeout_s:g} s")
+    body = wait_until_answering(
+        f"{url}/healthz", server, timeout_s=timeout_s, what="sizing serve", interval_s=0.5
+    )
+    return dict(json.loads(body))
 
 
 def test_the_prompt_budget_never_undercounts_the_served_tokenizer(llama: LlamaServer) -> None:

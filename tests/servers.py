@@ -1,0 +1,104 @@
+"""Starting and talking to the servers tests and benchmarks run on loopback: a free port, a wait
+until a server answers, a stop, and one `chat` call over Gradio's plain HTTP API.
+
+Standard library only, and no pytest: the benchmarks import it too.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+
+def free_port() -> int:
+    """A loopback TCP port that was free a moment ago and that nothing listens on now.
+
+    For a server a test starts (a small race with other processes, accepted in tests) or for an
+    address that must refuse connections.
+    """
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class ServerDidNotStart(RuntimeError):
+    """The process exited, or its URL did not answer in time; the message ends with its log."""
+
+
+def wait_until_answering(
+    url: str,
+    process: subprocess.Popen[bytes] | subprocess.Popen[str] | None = None,
+    *,
+    timeout_s: float,
+    log_path: Path | None = None,
+    what: str = "the server",
+    interval_s: float = 0.3,
+) -> bytes:
+    """GET `url` until it answers 200 and return the body; raise ServerDidNotStart when `process`
+    exits first or `timeout_s` passes."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise ServerDidNotStart(f"{what} exited with {process.returncode}:\n{_log_tail(log_path)}")
+        try:
+            with urllib.request.urlopen(url, timeout=min(5.0, timeout_s)) as response:
+                if response.status == 200:
+                    return bytes(response.read())
+        except OSError:
+            pass
+        time.sleep(interval_s)
+    raise ServerDidNotStart(f"{what} did not answer {url} within {timeout_s:.0f} s:\n{_log_tail(log_path)}")
+
+
+def _log_tail(log_path: Path | None) -> str:
+    if log_path is None or not log_path.exists():
+        return "(no log)"
+    return log_path.read_text(encoding="utf-8", errors="replace")[-4000:]
+
+
+def stop_process(
+    process: subprocess.Popen[bytes] | subprocess.Popen[str],
+    stop_with: signal.Signals = signal.SIGINT,
+    timeout_s: float = 15,
+) -> None:
+    """Ask the process to stop (SIGINT: a server shuts down cleanly), and kill it if it does not."""
+    if process.poll() is not None:
+        return
+    process.send_signal(stop_with)
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)
+
+
+def gradio_chat(url: str, message: str, timeout_s: float) -> str:
+    """One `chat` call over Gradio's plain HTTP API (POST, then read the SSE result), no client
+    library, so each call is a fresh session. Given up after `timeout_s` in all: Gradio's
+    heartbeats keep the stream alive, so a read timeout alone would never fire."""
+    gives_up = time.monotonic() + timeout_s
+    request = urllib.request.Request(
+        f"{url}/gradio_api/call/chat",
+        data=json.dumps({"data": [message]}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=timeout_s) as response:
+        event_id = json.loads(response.read())["event_id"]
+    event = ""
+    with urllib.request.urlopen(f"{url}/gradio_api/call/chat/{event_id}", timeout=timeout_s) as stream:
+        for raw_line in stream:
+            if time.monotonic() > gives_up:
+                raise TimeoutError(f"no answer within {timeout_s:g} s")
+            line = raw_line.decode().strip()
+            if line.startswith("event:"):
+                event = line.partition(":")[2].strip()
+            elif line.startswith("data:") and event in ("complete", "error"):
+                if event == "error":
+                    raise RuntimeError(f"chat API error: {line[:200]}")
+                return str(json.loads(line.partition(":")[2])[0])
+    raise RuntimeError(f"chat API stream ended without a result (last event {event!r})")
