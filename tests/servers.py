@@ -1,18 +1,25 @@
 """Starting and talking to the servers tests and benchmarks run on loopback: a free port, a wait
-until a server answers, a stop, and one `chat` call over Gradio's plain HTTP API.
+until a server answers, a stop, the web app on uvicorn in a thread, and one `chat` call over
+Gradio's plain HTTP API.
 
-Standard library only, and no pytest: the benchmarks import it too.
+Standard library only at import (uvicorn is imported by the one helper that uses it), and no
+pytest: the benchmarks import it too.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 def free_port() -> int:
@@ -75,6 +82,36 @@ def stop_process(
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=5)
+
+
+@contextmanager
+def app_in_thread(build_app: Callable[[], Any], port: int, lifespan: str = "auto") -> Iterator[str]:
+    """The ASGI app `build_app()` makes, built inside the server's event loop as `sizing serve` builds
+    it, served by uvicorn on a thread at `port`; yields its URL once /healthz answers."""
+    import uvicorn
+
+    servers: list[uvicorn.Server] = []
+
+    def serve() -> None:
+        async def main() -> None:
+            config = uvicorn.Config(
+                build_app(), host="127.0.0.1", port=port, log_level="warning", lifespan=lifespan
+            )
+            servers.append(server := uvicorn.Server(config))
+            await server.serve()
+
+        asyncio.run(main())
+
+    thread = threading.Thread(target=serve, name="app-in-thread", daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_answering(f"{url}/healthz", timeout_s=60, what="the in-process app", interval_s=0.1)
+        yield url
+    finally:
+        for server in servers:
+            server.should_exit = True
+        thread.join(timeout=15)
 
 
 def gradio_chat(url: str, message: str, timeout_s: float) -> str:

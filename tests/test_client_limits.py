@@ -8,7 +8,6 @@ Gradio keeps at most SIZING_MAX_SESSIONS sessions, forgetting idle ones.
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import threading
 import time
@@ -30,7 +29,7 @@ from assistant.ui.client_limits import (
 from assistant.ui.handlers import ChatLimits, answer_once, stream_chat
 from assistant.ui.session import RATE_WINDOW_S, VisitorSession
 from assistant.ui.session_expiry import forget_idle_sessions
-from tests.servers import free_port, gradio_chat, wait_until_answering
+from tests.servers import app_in_thread, free_port, gradio_chat
 from tests.ui_fakes import FakeAssistant
 
 PROXIES = parse_trusted_proxies("10.0.0.0/8, ::1")
@@ -129,8 +128,6 @@ def test_idle_sessions_are_forgotten() -> None:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, Any]]:
-    import uvicorn
-
     from assistant.ui.app import build_http_app
 
     settings = Settings(
@@ -141,26 +138,14 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Any]]:
     )
     holder: dict[str, Any] = {}
 
-    def serve() -> None:
-        async def main() -> None:
-            app = build_http_app(FakeAssistant(), settings)
-            holder["demo"] = app  # the FastAPI app; the Blocks is found through its routes
-            config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-            holder["server"] = server = uvicorn.Server(config)
-            await server.serve()
+    def build() -> Any:
+        holder["demo"] = app = build_http_app(
+            FakeAssistant(), settings
+        )  # the Blocks is found through its routes
+        return app
 
-        asyncio.run(main())
-
-    port = free_port()
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    wait_until_answering(f"{url}/healthz", timeout_s=20, what="the app", interval_s=0.1)
-    try:
+    with app_in_thread(build, free_port(), lifespan="on") as url:
         yield url, holder
-    finally:
-        holder["server"].should_exit = True
-        thread.join(timeout=10)
 
 
 def _state_holder(app: Any) -> Any:

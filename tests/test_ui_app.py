@@ -108,43 +108,43 @@ def _tab_ids(demo: gr.Blocks) -> set[object]:
     return {block.id for block in demo.blocks.values() if isinstance(block, gr.Tab)}
 
 
-@pytest.mark.parametrize(
-    ("host", "compare_tab", "shown"),
+# Host-gated parts of the app (the compare tab, the sales draft panel): built where the app binds
+# loopback unless their setting says otherwise.
+WHERE_ALLOWED = pytest.mark.parametrize(
+    ("host", "setting", "shown"),
     [
-        ("127.0.0.1", None, True),  # loopback: only this machine's user can reach the form
+        ("127.0.0.1", None, True),  # loopback: only this machine's user (staff) can reach it
         ("::1", None, True),
         ("localhost", None, True),
-        ("0.0.0.0", None, False),  # a public site: the form would let anyone make the server call any URL
+        (
+            "0.0.0.0",
+            None,
+            False,
+        ),  # a public site: the compare form would let anyone make the server call any URL
         ("10.1.2.3", None, False),
-        ("sizing.example.com", None, False),
+        ("sizing.example.com", None, False),  # public visitors don't get the staff tool
         ("0.0.0.0", True, True),  # an explicit setting wins either way
         ("127.0.0.1", False, False),
     ],
 )
+
+
+@WHERE_ALLOWED
 def test_the_compare_tab_is_built_only_where_allowed(
-    tmp_path: Path, host: str, compare_tab: bool | None, shown: bool
+    tmp_path: Path, host: str, setting: bool | None, shown: bool
 ) -> None:
-    settings = Settings(data_dir=tmp_path, host=host, compare_tab=compare_tab)
+    settings = Settings(data_dir=tmp_path, host=host, compare_tab=setting)
     assert settings.compare_tab_enabled is shown
     demo = build_app(FakeAssistant(), settings)
     assert ("compare" in _tab_ids(demo)) is shown
     assert bool(_compare_handlers(demo)) is shown  # no handler that sends requests when it is off
 
 
-@pytest.mark.parametrize(
-    ("host", "panel", "shown"),
-    [
-        ("127.0.0.1", None, True),  # staff on their own machine
-        ("0.0.0.0", None, False),  # public visitors don't get the staff tool
-        ("sizing.example.com", None, False),
-        ("0.0.0.0", True, True),  # a staff deployment turns it on
-        ("127.0.0.1", False, False),
-    ],
-)
+@WHERE_ALLOWED
 def test_the_sales_draft_panel_is_built_only_where_allowed(
-    tmp_path: Path, host: str, panel: bool | None, shown: bool
+    tmp_path: Path, host: str, setting: bool | None, shown: bool
 ) -> None:
-    settings = Settings(data_dir=tmp_path, host=host, sales_draft_panel=panel)
+    settings = Settings(data_dir=tmp_path, host=host, sales_draft_panel=setting)
     assert settings.sales_draft_panel_enabled is shown
     demo = build_app(FakeAssistant(), settings)
     ids = {block.elem_id for block in demo.blocks.values()}
