@@ -9,13 +9,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_sizing(*args: str, env: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    """`python -m assistant ARGS` from the repository root with exactly `env`; output captured as text."""
+# The object `sizing ask --json` prints (Reply.public_json()): a public contract, fields may only be added.
+REPLY_JSON_FIELDS = {"answer", "language", "mode", "notice", "calculations", "sources", "missing", "handoff"}
+
+
+def run_sizing(
+    *args: str, env: dict[str, str], timeout: float = 180, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m assistant ARGS` (what the `sizing` command runs) from the repository root with exactly
+    `env`, `stdin` as its input; output captured as text."""
     return subprocess.run(
         [sys.executable, "-m", "assistant", *args],
         capture_output=True,
         text=True,
         env=env,
+        input=stdin,
         cwd=ROOT,
         timeout=timeout,
     )

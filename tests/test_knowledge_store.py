@@ -148,14 +148,24 @@ def test_bad_collection_name_is_rejected_before_touching_chroma(tmp_path: Path) 
         ArticleStore("x", tmp_path, MultilingualE5EmbeddingFunction(), tmp_path / "db")
 
 
+def _articles_store(articles_dir: Path, chroma_path: Path) -> ArticleStore:
+    return ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path)
+
+
+def _indexed(articles_dir: Path, chroma_path: Path) -> ArticleStore:
+    """A store of the test articles whose index is built at `chroma_path`, still open."""
+    store = _articles_store(articles_dir, chroma_path)
+    store.ingest()
+    return store
+
+
 def test_corrupt_index_is_rebuilt_with_a_log_line(
     tmp_path: Path, articles_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     chroma_path = tmp_path / "db"
-    with ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path) as first:
-        first.ingest()
+    _indexed(articles_dir, chroma_path).close()
     (chroma_path / "chroma.sqlite3").write_bytes(b"this is not a database" * 100)
-    second = ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path)
+    second = _articles_store(articles_dir, chroma_path)
     with caplog.at_level(logging.WARNING, logger="sizing.knowledge"), second:
         passages = second.search("bytes per parameter", k=1, lang="en")
         assert second.healthy()
@@ -167,11 +177,9 @@ def test_index_from_another_embedding_function_is_rebuilt(
     tmp_path: Path, articles_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     chroma_path = tmp_path / "db"
-    with ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path) as first:
-        first.ingest()
-        collection = first.chroma.collection()
-        collection.modify(metadata={"embedder": "some-older-model"})
-    second = ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path)
+    with _indexed(articles_dir, chroma_path) as first:
+        first.chroma.collection().modify(metadata={"embedder": "some-older-model"})
+    second = _articles_store(articles_dir, chroma_path)
     with caplog.at_level(logging.WARNING, logger="sizing.knowledge"), second:
         assert second.search("KV cache", k=1, lang="en")[0].section == "KV cache"
         assert report_counts(second.ingest()) == (5, 0, 0, 0)

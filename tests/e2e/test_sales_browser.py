@@ -13,7 +13,7 @@ import pytest
 
 from assistant.desk.store import DeskStore
 from tests.e2e.conftest import ROOT, ServedApp
-from tests.e2e.test_web_browser import UPDATE_TIMEOUT_MS, ask, open_page
+from tests.e2e.pages import UPDATE_TIMEOUT_MS, ask, open_page
 from tests.test_desk_handoff import Webhook
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

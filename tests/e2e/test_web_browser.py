@@ -10,14 +10,17 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.pages import UPDATE_TIMEOUT_MS, ask, open_page, wait_for_answer
+from tests.e2e.pages import (
+    UPDATE_TIMEOUT_MS,
+    ask,
+    enter_in_calculator,
+    open_calculator,
+    open_page,
+    wait_for_answer,
+    wait_for_verdict,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-
-
-def open_calculator(page: Any, label: str = "Calculator") -> None:
-    page.get_by_role("tab", name=label).click()
-    page.wait_for_selector("#calc-chart .vram-chart .vc-card", timeout=UPDATE_TIMEOUT_MS)
 
 
 def choose(page: Any, elem_id: str, value: str) -> None:
@@ -89,9 +92,7 @@ def test_calculator_chart_and_verdict_follow_the_inputs(served_app, browser, art
     page.screenshot(path=str(artifacts / "calculator-awq.png"), full_page=True)
 
     # More users grow the KV cache: the need goes up.
-    users = page.locator("#calc-users input")
-    users.fill("64")
-    users.press("Tab")
+    enter_in_calculator(page, "users", "64")
     page.wait_for_function(
         "([need]) => document.querySelector('#calc-chart .vc-need .vc-value').innerText !== need",
         arg=[at_4_bit["need"]],
@@ -99,13 +100,8 @@ def test_calculator_chart_and_verdict_follow_the_inputs(served_app, browser, art
     )
 
     # A bad input is a clear message, never a traceback; the inputs stay as typed.
-    context = page.locator("#calc-context input")
-    context.fill("0")
-    context.press("Tab")
-    page.wait_for_function(
-        "() => /Cannot calculate/.test(document.querySelector('#calc-verdict').innerText)",
-        timeout=UPDATE_TIMEOUT_MS,
-    )
+    context = enter_in_calculator(page, "context", "0")
+    wait_for_verdict(page, "Cannot calculate")
     assert "Traceback" not in page.content()
     assert context.input_value() == "0"
     page.screenshot(path=str(artifacts / "calculator-bad-input.png"), full_page=True)
