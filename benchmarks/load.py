@@ -42,10 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # for tests.servers, run as `python benchmarks/load.py`
-
-from tests.servers import free_port, gradio_chat, stop_process, wait_until_answering  # noqa: E402
+# For tests.servers (imported where it is used) when run as `python benchmarks/load.py`.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 # A sizing conversation as visitors hold it, in English and Spanish. Session n talks about
 # SESSION_MODELS[n % len]: messages 2 and 3 name no model, so a correct answer shows that the
@@ -86,6 +84,8 @@ def started_app(omp_threads: int, data_dir: Path | None) -> Iterator[tuple[str, 
     `data_dir` None: a throwaway folder. A folder you pass keeps its index between runs
     (ingest is idempotent, so a second run skips the embedding work).
     """
+    from tests.servers import sizing_serve
+
     sizing = Path(sys.executable).parent / "sizing"
     if not sizing.exists():
         raise SystemExit(f"{sizing} not found: run from the project's virtual environment (make install)")
@@ -101,23 +101,10 @@ def started_app(omp_threads: int, data_dir: Path | None) -> Iterator[tuple[str, 
     env["GRADIO_ANALYTICS_ENABLED"] = "False"
     # Like the container image: the index is built before serving, not by the first visitor.
     subprocess.run([str(sizing), "ingest"], env=env, check=True, capture_output=True, timeout=600)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log_path = workdir / "server.log"
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(
-            [str(sizing), "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
     try:
-        wait_until_answering(
-            f"{url}/healthz", server, timeout_s=SERVER_START_SECONDS, log_path=log_path, what="sizing serve"
-        )
-        yield url, server.pid
+        with sizing_serve([str(sizing)], env, workdir, SERVER_START_SECONDS) as (url, server):
+            yield url, server.pid
     finally:
-        stop_process(server, timeout_s=20)
         shutil.rmtree(workdir, ignore_errors=True)
 
 
@@ -209,6 +196,8 @@ BASELINE_QUESTION = "What GPU do I need to serve Qwen2.5 14B?"
 def baseline(url: str, timeout: float) -> dict[str, float]:
     """Median latency of one message at a time: plain HTTP (the server's own time) vs gradio_client."""
     from gradio_client import Client
+
+    from tests.servers import gradio_chat
 
     expected = "Qwen2.5 14B"
     raw: list[float] = []

@@ -42,7 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # for tests.servers, run as `python benchmarks/soak.py`
 
-from tests.servers import free_port, gradio_chat, stop_process, wait_until_answering  # noqa: E402
+from tests.servers import gradio_chat, sizing_serve  # noqa: E402
 
 QUESTIONS = (
     "What GPU do I need to serve Qwen2.5 14B?",
@@ -79,24 +79,8 @@ def served(data_dir: Path, extra_env: dict[str, str]) -> Iterator[tuple[str, int
     )
     python = [sys.executable, "-m", "assistant"]
     subprocess.run([*python, "ingest"], env=env, cwd=ROOT, check=True, capture_output=True, timeout=900)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log_path = data_dir.parent / f"server-{port}.log"
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(
-            [*python, "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            cwd=ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        wait_until_answering(
-            f"{url}/healthz", server, timeout_s=SERVER_START_S, log_path=log_path, what="sizing serve"
-        )
+    with sizing_serve(python, env, data_dir.parent, SERVER_START_S, cwd=ROOT) as (url, server):
         yield url, server.pid
-    finally:
-        stop_process(server, timeout_s=20)
 
 
 def percentile(values: list[float], fraction: float) -> float:

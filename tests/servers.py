@@ -1,6 +1,6 @@
 """Starting and talking to the servers tests and benchmarks run on loopback: a free port, a wait
-until a server answers, a stop, the web app on uvicorn in a thread, and one `chat` call over
-Gradio's plain HTTP API.
+until a server answers, a stop, `sizing serve` in a subprocess, the web app on uvicorn in a thread,
+and one `chat` call over Gradio's plain HTTP API.
 
 Standard library only at import (uvicorn is imported by the one helper that uses it), and no
 pytest: the benchmarks import it too.
@@ -82,6 +82,33 @@ def stop_process(
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=5)
+
+
+@contextmanager
+def sizing_serve(
+    sizing: list[str], env: dict[str, str], log_dir: Path, timeout_s: float, cwd: Path | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`<sizing> serve` on a free loopback port (`sizing` is the command: the console script, or
+    `python -m assistant` with `cwd` the checkout), its output in `log_dir`/serve-<port>.log; yields
+    its URL and process once /healthz answers, and stops it (SIGINT) at the end."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log_path = log_dir / f"serve-{port}.log"
+    with log_path.open("wb") as log:  # the child keeps its own descriptor
+        server = subprocess.Popen(
+            [*sizing, "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env=env,
+            cwd=cwd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_until_answering(
+            f"{url}/healthz", server, timeout_s=timeout_s, log_path=log_path, what="sizing serve"
+        )
+        yield url, server
+    finally:
+        stop_process(server, timeout_s=20)
 
 
 @contextmanager

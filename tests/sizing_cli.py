@@ -18,12 +18,7 @@ def run_sizing(
 ) -> subprocess.CompletedProcess[str]:
     """`python -m assistant ARGS` (what the `sizing` command runs) from the repository root with exactly
     `env`, `stdin` as its input; output captured as text."""
+    command = [sys.executable, "-m", "assistant", *args]
     return subprocess.run(
-        [sys.executable, "-m", "assistant", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        input=stdin,
-        cwd=ROOT,
-        timeout=timeout,
+        command, input=stdin, capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout
     )

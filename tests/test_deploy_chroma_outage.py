@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.servers import free_port, stop_process, wait_until_answering
+from tests.servers import free_port, sizing_serve, stop_process, wait_until_answering
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -117,23 +117,8 @@ def app_url(chroma: ChromaServer, tmp_path: Path) -> Iterator[str]:
         [str(BIN / "sizing"), "ingest"], env=env, capture_output=True, text=True, timeout=300
     )
     assert ingest.returncode == 0, ingest.stderr
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = tmp_path / "serve.log"
-    with log.open("wb") as out:
-        server = subprocess.Popen(
-            [str(BIN / "sizing"), "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        wait_until_answering(
-            f"{url}/healthz", server, timeout_s=START_SECONDS, log_path=log, what="sizing serve"
-        )
+    with sizing_serve([str(BIN / "sizing")], env, tmp_path, START_SECONDS) as (url, _):
         yield url
-    finally:
-        stop_process(server, timeout_s=20)
 
 
 def test_chroma_outage_degrades_answers_and_recovers(chroma: ChromaServer, app_url: str) -> None:

@@ -116,11 +116,8 @@ WHERE_ALLOWED = pytest.mark.parametrize(
         ("127.0.0.1", None, True),  # loopback: only this machine's user (staff) can reach it
         ("::1", None, True),
         ("localhost", None, True),
-        (
-            "0.0.0.0",
-            None,
-            False,
-        ),  # a public site: the compare form would let anyone make the server call any URL
+        # A public site: the compare form would let anyone make the server call any URL.
+        ("0.0.0.0", None, False),
         ("10.1.2.3", None, False),
         ("sizing.example.com", None, False),  # public visitors don't get the staff tool
         ("0.0.0.0", True, True),  # an explicit setting wins either way
@@ -129,13 +126,17 @@ WHERE_ALLOWED = pytest.mark.parametrize(
 )
 
 
+def _app_bound_to(host: str, tmp_path: Path, **setting: bool | None) -> tuple[Settings, gr.Blocks]:
+    settings = Settings(data_dir=tmp_path, host=host, **setting)  # type: ignore[arg-type]
+    return settings, build_app(FakeAssistant(), settings)
+
+
 @WHERE_ALLOWED
 def test_the_compare_tab_is_built_only_where_allowed(
     tmp_path: Path, host: str, setting: bool | None, shown: bool
 ) -> None:
-    settings = Settings(data_dir=tmp_path, host=host, compare_tab=setting)
+    settings, demo = _app_bound_to(host, tmp_path, compare_tab=setting)
     assert settings.compare_tab_enabled is shown
-    demo = build_app(FakeAssistant(), settings)
     assert ("compare" in _tab_ids(demo)) is shown
     assert bool(_compare_handlers(demo)) is shown  # no handler that sends requests when it is off
 
@@ -144,9 +145,8 @@ def test_the_compare_tab_is_built_only_where_allowed(
 def test_the_sales_draft_panel_is_built_only_where_allowed(
     tmp_path: Path, host: str, setting: bool | None, shown: bool
 ) -> None:
-    settings = Settings(data_dir=tmp_path, host=host, sales_draft_panel=setting)
+    settings, demo = _app_bound_to(host, tmp_path, sales_draft_panel=setting)
     assert settings.sales_draft_panel_enabled is shown
-    demo = build_app(FakeAssistant(), settings)
     ids = {block.elem_id for block in demo.blocks.values()}
     assert ("sales-draft" in ids) is shown
     # The `draft` API stays either way (the public interface).
