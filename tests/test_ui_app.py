@@ -126,29 +126,29 @@ WHERE_ALLOWED = pytest.mark.parametrize(
 )
 
 
-def _app_bound_to(host: str, tmp_path: Path, **setting: bool | None) -> tuple[Settings, gr.Blocks]:
-    settings = Settings(data_dir=tmp_path, host=host, **setting)  # type: ignore[arg-type]
-    return settings, build_app(FakeAssistant(), settings)
+def _compare_tab_built(demo: gr.Blocks) -> list[bool]:
+    # The tab, and the handler that sends requests from it.
+    return ["compare" in _tab_ids(demo), bool(_compare_handlers(demo))]
 
 
+def _sales_draft_panel_built(demo: gr.Blocks) -> list[bool]:
+    return ["sales-draft" in {block.elem_id for block in demo.blocks.values()}]
+
+
+# Each host-gated part, by its setting's name: what of it the built app holds.
+GATED_PARTS = {"compare_tab": _compare_tab_built, "sales_draft_panel": _sales_draft_panel_built}
+
+
+@pytest.mark.parametrize("part", sorted(GATED_PARTS))
 @WHERE_ALLOWED
-def test_the_compare_tab_is_built_only_where_allowed(
-    tmp_path: Path, host: str, setting: bool | None, shown: bool
+def test_a_host_gated_part_is_built_only_where_allowed(
+    tmp_path: Path, part: str, host: str, setting: bool | None, shown: bool
 ) -> None:
-    settings, demo = _app_bound_to(host, tmp_path, compare_tab=setting)
-    assert settings.compare_tab_enabled is shown
-    assert ("compare" in _tab_ids(demo)) is shown
-    assert bool(_compare_handlers(demo)) is shown  # no handler that sends requests when it is off
-
-
-@WHERE_ALLOWED
-def test_the_sales_draft_panel_is_built_only_where_allowed(
-    tmp_path: Path, host: str, setting: bool | None, shown: bool
-) -> None:
-    settings, demo = _app_bound_to(host, tmp_path, sales_draft_panel=setting)
-    assert settings.sales_draft_panel_enabled is shown
-    ids = {block.elem_id for block in demo.blocks.values()}
-    assert ("sales-draft" in ids) is shown
+    settings = Settings(data_dir=tmp_path, host=host, **{part: setting})  # type: ignore[arg-type]
+    assert getattr(settings, f"{part}_enabled") is shown
+    demo = build_app(FakeAssistant(), settings)
+    for built in GATED_PARTS[part](demo):
+        assert built is shown
     # The `draft` API stays either way (the public interface).
     assert any(fn.api_name == "draft" for fn in demo.fns.values())
 

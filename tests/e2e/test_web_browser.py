@@ -69,6 +69,15 @@ def test_a_question_gets_an_answer_with_arithmetic_and_caveat(served_app, browse
     page.context.close()
 
 
+def wait_for_new_need(page: Any, need: str) -> None:
+    """Until the chart's need figure is no longer `need` (the calculator has answered new inputs)."""
+    page.wait_for_function(
+        "([need]) => document.querySelector('#calc-chart .vc-need .vc-value').innerText !== need",
+        arg=[need],
+        timeout=UPDATE_TIMEOUT_MS,
+    )
+
+
 def test_calculator_chart_and_verdict_follow_the_inputs(served_app, browser, artifacts: Path) -> None:
     page = open_page(browser, served_app.url)
     open_calculator(page)
@@ -80,11 +89,7 @@ def test_calculator_chart_and_verdict_follow_the_inputs(served_app, browser, art
     page.screenshot(path=str(artifacts / "calculator-bf16.png"), full_page=True)
 
     choose(page, "calc-precision", "awq")
-    page.wait_for_function(
-        "([need]) => document.querySelector('#calc-chart .vc-need .vc-value').innerText !== need",
-        arg=[at_16_bit["need"]],
-        timeout=UPDATE_TIMEOUT_MS,
-    )
+    wait_for_new_need(page, at_16_bit["need"])
     at_4_bit = chart_state(page)
     assert at_4_bit["fits"].count("true") > at_16_bit["fits"].count("true"), (at_16_bit, at_4_bit)
     assert at_4_bit["verdict"] != at_16_bit["verdict"]
@@ -93,11 +98,7 @@ def test_calculator_chart_and_verdict_follow_the_inputs(served_app, browser, art
 
     # More users grow the KV cache: the need goes up.
     enter_in_calculator(page, "users", "64")
-    page.wait_for_function(
-        "([need]) => document.querySelector('#calc-chart .vc-need .vc-value').innerText !== need",
-        arg=[at_4_bit["need"]],
-        timeout=UPDATE_TIMEOUT_MS,
-    )
+    wait_for_new_need(page, at_4_bit["need"])
 
     # A bad input is a clear message, never a traceback; the inputs stay as typed.
     context = enter_in_calculator(page, "context", "0")
