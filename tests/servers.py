@@ -19,7 +19,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 
 def free_port() -> int:
@@ -112,7 +112,9 @@ def sizing_serve(
 
 
 @contextmanager
-def app_in_thread(build_app: Callable[[], Any], port: int, lifespan: str = "auto") -> Iterator[str]:
+def app_in_thread(
+    build_app: Callable[[], Any], port: int, lifespan: Literal["auto", "on", "off"] = "auto"
+) -> Iterator[str]:
     """The ASGI app `build_app()` makes, built inside the server's event loop as `sizing serve` builds
     it, served by uvicorn on a thread at `port`; yields its URL once /healthz answers."""
     import uvicorn
