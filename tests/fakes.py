@@ -1,4 +1,5 @@
-"""Stand-ins the tests share: an article index held in memory and a scripted chat model.
+"""Stand-ins the tests share: an article index held in memory, a scripted chat model, and the real
+embedding model counting what it embeds.
 
 Servers on loopback (a free port, waiting for one to answer) are in `tests/servers.py`.
 """
@@ -12,6 +13,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from knowledge import Passage
+from knowledge.embeddings import MultilingualE5EmbeddingFunction
 
 
 class FakeArticles:
@@ -74,3 +76,15 @@ def scripted(*messages: AIMessage) -> ScriptedChatModel:
     replies: Iterator[AIMessage] = iter(messages)
     # The fake's stream yields nothing for a tool-call turn; its plain path is what the agent needs.
     return ScriptedChatModel(messages=replies, disable_streaming=True)
+
+
+class CountingEmbeddings(MultilingualE5EmbeddingFunction):
+    """The real model, counting the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedded: list[str] = []
+
+    def __call__(self, input: list[str]) -> list:  # type: ignore[override]
+        self.embedded += list(input)
+        return super().__call__(input)

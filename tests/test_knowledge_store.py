@@ -20,52 +20,11 @@ from knowledge import ArticleStore, IngestReport, open_store
 from knowledge.embeddings import MultilingualE5EmbeddingFunction
 from knowledge.errors import KnowledgeError, KnowledgeUnavailableError
 from knowledge.ranking import RankingOptions
+from tests.article_pair import WEIGHTS_AND_CARDS, write_articles
+from tests.fakes import CountingEmbeddings
 from tests.sizing_cli import run_sizing
 
 ROOT = Path(__file__).resolve().parents[1]
-
-ARTICLES = {
-    "en/weights.md": """---
-title: Model weights
-lang: en
-slug: weights
-translation_of: pesos
----
-## Bytes per parameter
-At 16 bits every parameter takes two bytes, at 8 bits one byte and at 4 bits half a byte.
-
-## KV cache
-The KV cache grows with the context length and with every concurrent user.
-""",
-    "es/pesos.md": """---
-title: Pesos del modelo
-lang: es
-slug: pesos
-translation_of: weights
----
-## Bytes por parámetro
-A 16 bits cada parámetro ocupa dos bytes, a 8 bits un byte y a 4 bits medio byte.
-
-## Caché KV
-La caché KV crece con la longitud del contexto y con cada usuario concurrente.
-""",
-    "en/cards.md": """---
-title: Card classes
-lang: en
-slug: cards
----
-## 48 GB class
-An L40S holds a 4-bit 70B model with little room left for the KV cache.
-""",
-}
-
-
-def write_articles(folder: Path, articles: dict[str, str]) -> Path:
-    for relative, text in articles.items():
-        path = folder / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return folder
 
 
 def report_counts(report: IngestReport) -> tuple[int, int, int, int]:
@@ -74,7 +33,7 @@ def report_counts(report: IngestReport) -> tuple[int, int, int, int]:
 
 @pytest.fixture
 def articles_dir(tmp_path: Path) -> Path:
-    return write_articles(tmp_path / "articles", ARTICLES)
+    return write_articles(tmp_path / "articles", WEIGHTS_AND_CARDS)
 
 
 @pytest.fixture
@@ -299,18 +258,6 @@ def test_a_locked_index_is_reported_not_deleted(store: ArticleStore) -> None:
         store.chroma.guarded(locked)
     assert (store.chroma_path / "chroma.sqlite3").exists()
     assert store.search("KV cache", k=1, lang="en")[0].section == "KV cache"
-
-
-class CountingEmbeddings(MultilingualE5EmbeddingFunction):
-    """The real model, counting the texts it is asked to embed."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.embedded: list[str] = []
-
-    def __call__(self, input: list[str]) -> list:  # type: ignore[override]
-        self.embedded += list(input)
-        return super().__call__(input)
 
 
 def test_a_rebuild_re_embeds_only_text_that_changed(tmp_path: Path, articles_dir: Path) -> None:
