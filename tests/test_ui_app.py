@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import gradio as gr
@@ -13,39 +11,15 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assistant.settings import Settings
-from assistant.ui import app as web_app
 from assistant.ui import catalogue
 from assistant.ui.app import build_i18n
 from assistant.ui.session import VisitorSession
 from assistant.ui.texts import LABELS_ES
 from tests import sizing_cli
+from tests.ui_apps import build_app, build_http_app
 from tests.ui_fakes import FakeAssistant
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def built(factory, *args):
-    """Run an app factory inside a running event loop, on a thread of its own.
-
-    Gradio's safe_get_lock() opens a fresh asyncio loop, and leaves it unclosed, whenever it is
-    called outside a running loop (gradio/utils.py); `sizing serve` does that once, but in a test
-    session the leaked loops surface later as ResourceWarnings in unrelated tests. The thread
-    keeps this independent of whatever loop the calling thread may have.
-    """
-
-    async def inside_a_loop():
-        return factory(*args)
-
-    with ThreadPoolExecutor(max_workers=1) as worker:
-        return worker.submit(lambda: asyncio.run(inside_a_loop())).result()
-
-
-def build_app(assistant, settings):
-    return built(web_app.build_app, assistant, settings)
-
-
-def build_http_app(assistant, settings):
-    return built(web_app.build_http_app, assistant, settings)
 
 
 @pytest.fixture
