@@ -1,4 +1,5 @@
-"""Run the real `sizing` CLI in a subprocess, the way users do, for the end-to-end tests."""
+"""This checkout's code in a subprocess: the real `sizing` CLI the way users run it, and `python -c`
+for what must hold in a fresh interpreter (lazy imports, settings read at start)."""
 
 from __future__ import annotations
 
@@ -21,4 +22,13 @@ def run_sizing(
     command = [sys.executable, "-m", "assistant", *args]
     return subprocess.run(
         command, input=stdin, capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout
+    )
+
+
+def run_python(
+    code: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """`python -c CODE` in a fresh interpreter from the repository root (`env` None: this one's)."""
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout
     )

