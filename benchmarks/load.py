@@ -30,20 +30,20 @@ import os
 import re
 import resource
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+# For tests.servers (imported where it is used) when run as `python benchmarks/load.py`.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 # A sizing conversation as visitors hold it, in English and Spanish. Session n talks about
 # SESSION_MODELS[n % len]: messages 2 and 3 name no model, so a correct answer shows that the
@@ -77,27 +77,6 @@ class SessionOutcome:
     errors: list[str] = field(default_factory=list)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_until_healthy(url: str, server: subprocess.Popen[bytes], log_path: Path) -> None:
-    deadline = time.monotonic() + SERVER_START_SECONDS
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit(f"sizing serve exited early:\n{log_path.read_text(errors='replace')[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/healthz", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit(f"sizing serve did not answer /healthz within {SERVER_START_SECONDS:.0f} s")
-
-
 @contextmanager
 def started_app(omp_threads: int, data_dir: Path | None) -> Iterator[tuple[str, int]]:
     """An offline `sizing serve` on a free loopback port; yields its URL and pid.
@@ -105,6 +84,8 @@ def started_app(omp_threads: int, data_dir: Path | None) -> Iterator[tuple[str, 
     `data_dir` None: a throwaway folder. A folder you pass keeps its index between runs
     (ingest is idempotent, so a second run skips the embedding work).
     """
+    from tests.servers import sizing_serve
+
     sizing = Path(sys.executable).parent / "sizing"
     if not sizing.exists():
         raise SystemExit(f"{sizing} not found: run from the project's virtual environment (make install)")
@@ -120,26 +101,10 @@ def started_app(omp_threads: int, data_dir: Path | None) -> Iterator[tuple[str, 
     env["GRADIO_ANALYTICS_ENABLED"] = "False"
     # Like the container image: the index is built before serving, not by the first visitor.
     subprocess.run([str(sizing), "ingest"], env=env, check=True, capture_output=True, timeout=600)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log_path = workdir / "server.log"
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(
-            [str(sizing), "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
     try:
-        wait_until_healthy(url, server, log_path)
-        yield url, server.pid
+        with sizing_serve([str(sizing)], env, workdir, SERVER_START_SECONDS) as (url, server):
+            yield url, server.pid
     finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
         shutil.rmtree(workdir, ignore_errors=True)
 
 
@@ -228,37 +193,17 @@ BASELINE_CALLS = 10
 BASELINE_QUESTION = "What GPU do I need to serve Qwen2.5 14B?"
 
 
-def raw_http_answer(url: str, message: str, timeout: float) -> str:
-    """One `chat` call through Gradio's plain HTTP API (POST, then read the SSE result), no client library."""
-    request = urllib.request.Request(
-        f"{url}/gradio_api/call/chat",
-        data=json.dumps({"data": [message]}).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        event_id = json.loads(response.read())["event_id"]
-    event = ""
-    with urllib.request.urlopen(f"{url}/gradio_api/call/chat/{event_id}", timeout=timeout) as stream:
-        for raw_line in stream:
-            line = raw_line.decode().strip()
-            if line.startswith("event:"):
-                event = line.partition(":")[2].strip()
-            elif line.startswith("data:") and event in ("complete", "error"):
-                if event == "error":
-                    raise RuntimeError(f"chat API error: {line}")
-                return str(json.loads(line.partition(":")[2])[0])
-    raise RuntimeError("chat API stream ended without a result")
-
-
 def baseline(url: str, timeout: float) -> dict[str, float]:
     """Median latency of one message at a time: plain HTTP (the server's own time) vs gradio_client."""
     from gradio_client import Client
+
+    from tests.servers import gradio_chat
 
     expected = "Qwen2.5 14B"
     raw: list[float] = []
     for _ in range(BASELINE_CALLS):
         began = time.perf_counter()
-        answer = raw_http_answer(url, BASELINE_QUESTION, timeout)
+        answer = gradio_chat(url, BASELINE_QUESTION, timeout)
         raw.append(time.perf_counter() - began)
         if expected not in answer:
             raise SystemExit(f"baseline: unexpected answer {answer[:200]!r}")

@@ -31,12 +31,10 @@ from knowledge.shipped_vectors import ShippedVectors  # noqa: E402
 from knowledge.store import SHIPPED_ARTICLES, ArticleStore  # noqa: E402
 
 GOLDEN_DIR = ROOT / "tests" / "golden"
+# The golden set, the held-out sets in the order they were written, and the sealed set.
 SETS = {
     "golden": "retrieval_questions.json",
-    "held-out": "retrieval_heldout.json",
-    "held-out2": "retrieval_heldout2.json",
-    "held-out3": "retrieval_heldout3.json",
-    "held-out4": "retrieval_heldout4.json",
+    **{f"held-out{n}": f"retrieval_heldout{n}.json" for n in ("", "2", "3", "4")},
     "sealed": "retrieval_sealed.json",
 }
 WARM_UP_QUERIES = 10

@@ -25,8 +25,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,6 +40,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # for tests.servers, run as `python benchmarks/soak.py`
+
+from tests.servers import gradio_chat, sizing_serve  # noqa: E402
+
 QUESTIONS = (
     "What GPU do I need to serve Qwen2.5 14B?",
     "¿Cuánta VRAM necesita Llama 3.1 70B a 4 bits con 8 usuarios?",
@@ -50,12 +52,6 @@ QUESTIONS = (
 )
 SERVER_START_S = 300.0
 RSS_EVERY_S = 15.0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def rss_mb(pid: int) -> float:
@@ -83,64 +79,8 @@ def served(data_dir: Path, extra_env: dict[str, str]) -> Iterator[tuple[str, int
     )
     python = [sys.executable, "-m", "assistant"]
     subprocess.run([*python, "ingest"], env=env, cwd=ROOT, check=True, capture_output=True, timeout=900)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log_path = data_dir.parent / f"server-{port}.log"
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(
-            [*python, "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            cwd=ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        ends = time.monotonic() + SERVER_START_S
-        while True:
-            if server.poll() is not None:
-                raise SystemExit(f"sizing serve exited:\n{log_path.read_text(errors='replace')[-2000:]}")
-            try:
-                urllib.request.urlopen(f"{url}/healthz", timeout=2).close()
-                break
-            except OSError:
-                if time.monotonic() > ends:
-                    raise SystemExit("sizing serve did not answer /healthz") from None
-                time.sleep(0.5)
+    with sizing_serve(python, env, data_dir.parent, SERVER_START_S, cwd=ROOT) as (url, server):
         yield url, server.pid
-    finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-
-
-def ask(url: str, message: str, timeout: float) -> str:
-    """One `chat` call over Gradio's plain HTTP API (a fresh session each time), given up after
-    `timeout` seconds in all (Gradio's heartbeats keep the stream alive, so a read timeout alone
-    would never fire)."""
-    gives_up = time.monotonic() + timeout
-    request = urllib.request.Request(
-        f"{url}/gradio_api/call/chat",
-        data=json.dumps({"data": [message]}).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        event_id = json.loads(response.read())["event_id"]
-    event = ""
-    with urllib.request.urlopen(f"{url}/gradio_api/call/chat/{event_id}", timeout=timeout) as stream:
-        for raw in stream:
-            if time.monotonic() > gives_up:
-                raise TimeoutError(f"no answer within {timeout:g} s")
-            line = raw.decode().strip()
-            if line.startswith("event:"):
-                event = line.partition(":")[2].strip()
-            elif line.startswith("data:") and event in ("complete", "error"):
-                if event == "error":
-                    raise RuntimeError(line[:200])
-                return str(json.loads(line.partition(":")[2])[0])
-    raise RuntimeError("no result")
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -155,13 +95,13 @@ def progress(text: str) -> None:
 def memory_per_session(url: str, pid: int, probe: int, cap: int) -> dict[str, Any]:
     progress(f"memory: {probe} sessions with a question, then {cap} more")
     for _ in range(5):  # warm every code path before the baseline
-        ask(url, QUESTIONS[0], 120)
+        gradio_chat(url, QUESTIONS[0], 120)
     before = rss_mb(pid)
     for number in range(probe):
-        ask(url, QUESTIONS[number % len(QUESTIONS)], 120)
+        gradio_chat(url, QUESTIONS[number % len(QUESTIONS)], 120)
     after = rss_mb(pid)
     for _ in range(cap):  # past the cap: Gradio forgets the least recently used sessions
-        ask(url, "", 120)
+        gradio_chat(url, "", 120)
     past_cap = rss_mb(pid)
     return {
         "rss_before_mb": round(before, 1),
@@ -186,7 +126,7 @@ def soak(url: str, pid: int, clients: int, duration: float) -> dict[str, Any]:
         while time.monotonic() < ends:  # bounded by --duration
             started = time.perf_counter()
             try:
-                answer = ask(url, QUESTIONS[turn % len(QUESTIONS)], 120)
+                answer = gradio_chat(url, QUESTIONS[turn % len(QUESTIONS)], 120)
                 ok = "GB" in answer
             except Exception as exc:
                 answer, ok = f"{type(exc).__name__}: {exc}", False
@@ -280,7 +220,7 @@ def stall(data_dir: Path, wait_s: float) -> dict[str, Any]:
             def timed(message: str) -> tuple[float, str]:
                 started = time.perf_counter()
                 try:
-                    answer = ask(url, message, wait_s)
+                    answer = gradio_chat(url, message, wait_s)
                     outcome = "answered" + (" (offline fallback)" if "offline" in answer.lower() else "")
                 except Exception as exc:
                     outcome = f"no answer within {wait_s:g} s ({type(exc).__name__})"

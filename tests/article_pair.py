@@ -1,4 +1,4 @@
-"""A small article pair for tests that need a real index but not the shipped articles."""
+"""Small article sets for tests that need a real index but not the shipped articles."""
 
 from __future__ import annotations
 
@@ -41,8 +41,48 @@ Ejecute las dos versiones lado a lado sobre sus tareas y compare las respuestas.
 }
 
 
-def write_articles(folder: Path) -> Path:
-    for relative, text in ARTICLE_PAIR.items():
-        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-        (folder / relative).write_text(text, "utf-8")
+# Five sections: an article on weights in English and Spanish (two sections each) and one on
+# card classes in English only.
+WEIGHTS_AND_CARDS = {
+    "en/weights.md": """---
+title: Model weights
+lang: en
+slug: weights
+translation_of: pesos
+---
+## Bytes per parameter
+At 16 bits every parameter takes two bytes, at 8 bits one byte and at 4 bits half a byte.
+
+## KV cache
+The KV cache grows with the context length and with every concurrent user.
+""",
+    "es/pesos.md": """---
+title: Pesos del modelo
+lang: es
+slug: pesos
+translation_of: weights
+---
+## Bytes por parámetro
+A 16 bits cada parámetro ocupa dos bytes, a 8 bits un byte y a 4 bits medio byte.
+
+## Caché KV
+La caché KV crece con la longitud del contexto y con cada usuario concurrente.
+""",
+    "en/cards.md": """---
+title: Card classes
+lang: en
+slug: cards
+---
+## 48 GB class
+An L40S holds a 4-bit 70B model with little room left for the KV cache.
+""",
+}
+
+
+def write_articles(folder: Path, articles: dict[str, str] = ARTICLE_PAIR) -> Path:
+    """`articles` (path → text) written under `folder`; returns `folder`."""
+    for relative, text in articles.items():
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
     return folder

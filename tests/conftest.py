@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.fakes import free_port
+from tests.servers import ServerDidNotStart, free_port, stop_process, wait_until_answering
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -64,10 +64,9 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     Owned by the knowledge tests; any test that needs a Chroma server may use it. Collections
     persist for the session, so give each test its own collection name.
     """
+    import signal
     import subprocess
     import sys
-    import time
-    import urllib.request
     from pathlib import Path
 
     chroma = Path(sys.executable).parent / "chroma"
@@ -84,26 +83,20 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                output = log_path.read_text(errors="replace")[-2000:]
-                pytest.fail(f"chroma run did not come up on {url}:\n{output}")
-            time.sleep(0.2)
+        try:
+            wait_until_answering(
+                f"{url}/api/v2/heartbeat",
+                server,
+                timeout_s=60,
+                log_path=log_path,
+                what="chroma run",
+                interval_s=0.2,
+            )
+        except ServerDidNotStart as failure:
+            pytest.fail(str(failure))
         yield url
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_process(server, signal.SIGTERM, timeout_s=10)
 
 
 @pytest.fixture(scope="session")

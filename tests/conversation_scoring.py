@@ -26,7 +26,7 @@ from typing import Any
 from assistant.schemas import ConversationState
 from assistant.service import Assistant
 from assistant.settings import Settings
-from knowledge import Passage
+from tests.fakes import FakeArticles, section
 from tools import SizingRequest, SizingResult, calculate_vram, list_cards, list_models
 from tools.catalog import resolve
 from tools.errors import SizingError
@@ -74,27 +74,9 @@ def load(name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
-class RecordingStore:
+def recording_store() -> FakeArticles:
     """An article store that records each query and answers with one passage."""
-
-    def __init__(self) -> None:
-        self.queries: list[str] = []
-
-    def search(self, query: str, k: int = 3, lang: str | None = None) -> list[Passage]:
-        self.queries.append(query)
-        return [
-            Passage(
-                text="x",
-                title="Article",
-                path=f"{lang}/a.md",
-                section="Section",
-                lang=lang or "en",
-                score=1.0,
-            )
-        ]
-
-    def healthy(self) -> bool:
-        return True
+    return FakeArticles([section("x", "Article", "{lang}/a.md", "Section")])
 
 
 # --------------------------------------------------------------------------- oracles
@@ -341,7 +323,7 @@ def score_turn(
     return checks, lead
 
 
-def _assistant(store: RecordingStore) -> Assistant:
+def _assistant(store: FakeArticles) -> Assistant:
     data_dir = Path(tempfile.mkdtemp(prefix="convo-score-"))
     settings = Settings(data_dir=data_dir, llm_base_url=None, llm_model=None, chroma_url=None)
     return Assistant(settings, store, None)
@@ -350,7 +332,7 @@ def _assistant(store: RecordingStore) -> Assistant:
 def score_singles(cases: Iterable[dict[str, Any]]) -> list[Score]:
     scores = []
     for case in cases:
-        store = RecordingStore()
+        store = recording_store()
         reply = _assistant(store).answer(case["q"])
         checks, lead = score_turn(case, reply.answer, reply.language, reply.calculations, store.queries)
         scores.append(
@@ -371,12 +353,12 @@ def score_singles(cases: Iterable[dict[str, Any]]) -> list[Score]:
 def score_conversations(conversations: Iterable[dict[str, Any]]) -> list[Score]:
     scores = []
     for conversation in conversations:
-        store = RecordingStore()
+        store = recording_store()
         assistant = _assistant(store)
         state = ConversationState()
         checks: dict[str, bool] = {}
         for number, turn in enumerate(conversation["turns"]):
-            store.queries.clear()
+            store.searches.clear()
             reply = assistant.answer(turn["q"], state)
             turn_checks, _ = score_turn(turn, reply.answer, reply.language, reply.calculations, store.queries)
             checks.update({f"t{number}:{name}": ok for name, ok in turn_checks.items()})

@@ -1,11 +1,19 @@
-"""Stand-ins the tests share: an article index held in memory, and a loopback port nobody listens on."""
+"""Stand-ins the tests share: an article index held in memory, a scripted chat model, and the real
+embedding model counting what it embeds.
+
+Servers on loopback (a free port, waiting for one to answer) are in `tests/servers.py`.
+"""
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
 
 from knowledge import Passage
+from knowledge.embeddings import MultilingualE5EmbeddingFunction
 
 
 class FakeArticles:
@@ -40,6 +48,11 @@ class FakeArticles:
             for section in self.sections[:k]
         ]
 
+    @property
+    def queries(self) -> list[str]:
+        """The queries searched so far, in order."""
+        return [query for query, _, _ in self.searches]
+
     def healthy(self) -> bool:
         if self.fail is not None:
             raise self.fail
@@ -51,12 +64,27 @@ def section(text: str, title: str, path: str, heading: str, score: float = 1.0) 
     return Passage(text=text, title=title, path=path, section=heading, lang="en", score=score)
 
 
-def free_port() -> int:
-    """A loopback TCP port that was free a moment ago and that nothing listens on now.
+class ScriptedChatModel(GenericFakeChatModel):
+    """A fake chat model that accepts tools (it answers from its script whatever they are)."""
 
-    For a server a test starts (a small race with other processes, accepted in tests) or for an
-    address that must refuse connections.
-    """
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
+        return self
+
+
+def scripted(*messages: AIMessage) -> ScriptedChatModel:
+    """A chat model that answers each call with the next of `messages`."""
+    replies: Iterator[AIMessage] = iter(messages)
+    # The fake's stream yields nothing for a tool-call turn; its plain path is what the agent needs.
+    return ScriptedChatModel(messages=replies, disable_streaming=True)
+
+
+class CountingEmbeddings(MultilingualE5EmbeddingFunction):
+    """The real model, counting the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedded: list[str] = []
+
+    def __call__(self, input: list[str]) -> list:  # type: ignore[override]
+        self.embedded += list(input)
+        return super().__call__(input)

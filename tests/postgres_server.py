@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from tests.servers import free_port
 
 BIN_DIRS = [Path("/usr/lib/postgresql") / version / "bin" for version in ("17", "16", "15")]
 
@@ -24,12 +25,6 @@ def postgres_bin() -> Path | None:
             return folder
     found = shutil.which("initdb")
     return Path(found).parent if found else None
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _as_owner(command: list[str]) -> list[str]:
@@ -57,7 +52,7 @@ def running_postgres() -> Iterator[str]:
         check=True,
         capture_output=True,
     )
-    port = _free_port()
+    port = free_port()
     options = f"-c listen_addresses=127.0.0.1 -p {port} -k {sockets} -c fsync=off"
     subprocess.run(
         _as_owner(

@@ -1,4 +1,4 @@
-"""`sizing ask` and `sizing chat` end to end: the real console script in subprocesses.
+"""`sizing ask` and `sizing chat` end to end: the real CLI (`python -m assistant`) in subprocesses.
 
 One small article index (an article pair written here) is built once for the module with `sizing ingest`
 in a temporary data folder, so every question also exercises the real embedded retrieval.
@@ -14,11 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.article_pair import write_articles
-from tests.fakes import free_port
+from tests.servers import free_port
+from tests.sizing_cli import REPLY_JSON_FIELDS, run_sizing
 from tools import SizingRequest, calculate_vram
-
-ROOT = Path(__file__).resolve().parents[1]
-SIZING = ROOT / ".venv" / "bin" / "sizing"
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -34,33 +32,20 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         "SIZING_ARTICLES_DIR": str(articles),
         "SIZING_LOG_LEVEL": "WARNING",
     }
-    ingest = subprocess.run(
-        [str(SIZING), "ingest"], capture_output=True, text=True, env=environment, timeout=300
-    )
+    ingest = run_sizing("ingest", env=environment, timeout=300)
     assert ingest.returncode == 0, ingest.stderr
     yield environment
 
 
 def sizing(*args: str, env: dict[str, str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(SIZING), *args], capture_output=True, text=True, env=env, input=stdin, timeout=120
-    )
+    return run_sizing(*args, env=env, stdin=stdin, timeout=120)
 
 
 def test_ask_json(env: dict[str, str]) -> None:
     proc = sizing("ask", "¿Cabe Llama 3.1 70B a 4 bits en una L40S con 20 usuarios?", "--json", env=env)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert set(data) == {
-        "answer",
-        "language",
-        "mode",
-        "notice",
-        "calculations",
-        "sources",
-        "missing",
-        "handoff",
-    }
+    assert set(data) == REPLY_JSON_FIELDS
     assert data["language"] == "es" and data["mode"] == "offline" and data["notice"] is None
     assert data["missing"] == ["tasks", "context"]
     on_card = calculate_vram(

@@ -8,13 +8,9 @@ Gradio keeps at most SIZING_MAX_SESSIONS sessions, forgetting idle ones.
 
 from __future__ import annotations
 
-import asyncio
 import datetime
-import json
-import socket
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -33,6 +29,7 @@ from assistant.ui.client_limits import (
 from assistant.ui.handlers import ChatLimits, answer_once, stream_chat
 from assistant.ui.session import RATE_WINDOW_S, VisitorSession
 from assistant.ui.session_expiry import forget_idle_sessions
+from tests.servers import app_in_thread, free_port, gradio_chat
 from tests.ui_fakes import FakeAssistant
 
 PROXIES = parse_trusted_proxies("10.0.0.0/8, ::1")
@@ -129,16 +126,8 @@ def test_idle_sessions_are_forgotten() -> None:
 # ---------------------------------------------------------------- the served app on loopback
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, Any]]:
-    import uvicorn
-
     from assistant.ui.app import build_http_app
 
     settings = Settings(
@@ -149,53 +138,14 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Any]]:
     )
     holder: dict[str, Any] = {}
 
-    def serve() -> None:
-        async def main() -> None:
-            app = build_http_app(FakeAssistant(), settings)
-            holder["demo"] = app  # the FastAPI app; the Blocks is found through its routes
-            config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-            holder["server"] = server = uvicorn.Server(config)
-            await server.serve()
+    def build() -> Any:
+        holder["demo"] = app = build_http_app(
+            FakeAssistant(), settings
+        )  # the Blocks is found through its routes
+        return app
 
-        asyncio.run(main())
-
-    port = _free_port()
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(200):  # bounded wait for the server to answer
-        try:
-            urllib.request.urlopen(f"{url}/healthz", timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    else:
-        pytest.fail("the app did not start")
-    try:
+    with app_in_thread(build, free_port(), lifespan="on") as url:
         yield url, holder
-    finally:
-        holder["server"].should_exit = True
-        thread.join(timeout=10)
-
-
-def _call_chat(url: str, message: str) -> str:
-    """One `chat` call over Gradio's plain HTTP API: each call is a fresh session."""
-    request = urllib.request.Request(
-        f"{url}/gradio_api/call/chat",
-        data=json.dumps({"data": [message]}).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=30) as response:
-        event_id = json.loads(response.read())["event_id"]
-    event = ""
-    with urllib.request.urlopen(f"{url}/gradio_api/call/chat/{event_id}", timeout=30) as stream:
-        for raw in stream:
-            line = raw.decode().strip()
-            if line.startswith("event:"):
-                event = line.partition(":")[2].strip()
-            elif line.startswith("data:") and event == "complete":
-                return str(json.loads(line.partition(":")[2])[0])
-    raise AssertionError(f"no answer (last event {event!r})")
 
 
 def _state_holder(app: Any) -> Any:
@@ -211,7 +161,7 @@ def _state_holder(app: Any) -> Any:
 @pytest.mark.timeout(120)
 def test_the_served_app_limits_fresh_sessions_and_bounds_its_sessions(served: tuple[str, Any]) -> None:
     url, holder = served
-    answers = [_call_chat(url, "What GPU for a 70B?") for _ in range(8)]
+    answers = [gradio_chat(url, "What GPU for a 70B?", timeout_s=30) for _ in range(8)]
     answered = [answer for answer in answers if "2× 80 GB" in answer]
     assert len(answered) == 5, answers  # 8 fresh sessions, one address, a limit of 5 a minute
     state_holder = _state_holder(holder["demo"])

@@ -127,7 +127,7 @@ def test_visitors_run_side_by_side_while_one_endpoint_stalls(tmp_path: Path) -> 
 
 
 def test_the_compare_button_runs_several_visitors_at_once(tmp_path: Path) -> None:
-    from tests.test_ui_app import build_app
+    from tests.ui_apps import build_app
     from tests.ui_fakes import FakeAssistant
 
     demo = build_app(FakeAssistant(), Settings(data_dir=tmp_path, compare_tab=True))

@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 
 from assistant.offline.understanding import understand
-from tests.conversation_scoring import RecordingStore, _assistant, lead_of, load, oracle_number, score_singles
+from tests.conversation_scoring import (
+    _assistant,
+    lead_of,
+    load,
+    oracle_number,
+    recording_store,
+    score_singles,
+)
 from tools import SizingRequest, calculate_vram
 
 CASES = load("conversation_performance.jsonl")
@@ -69,7 +76,7 @@ def test_a_model_size_or_a_user_count_is_not_a_workload() -> None:
 
 
 def test_with_a_target_the_answer_names_the_smallest_option_that_meets_it() -> None:
-    reply = _assistant(RecordingStore()).answer("under 30 ms per token for 20 users with llama 3.1 8b bf16")
+    reply = _assistant(recording_store()).answer("under 30 ms per token for 20 users with llama 3.1 8b bf16")
     expected = calculate_vram(SizingRequest(model="llama-3.1-8b", precision="bf16", users=20, tpot_ms=30))
     assert expected.performance is not None and expected.performance.meets_target
     chosen = next(o for o in expected.options if expected.recommended in (o.card_class, o.card))
@@ -83,7 +90,7 @@ def test_with_a_target_the_answer_names_the_smallest_option_that_meets_it() -> N
 def test_the_workload_stays_for_the_rest_of_the_conversation() -> None:
     from assistant.schemas import ConversationState
 
-    assistant = _assistant(RecordingStore())
+    assistant = _assistant(recording_store())
     first = assistant.answer("agente de voz con llama 3.1 8b fp8 en una l4", ConversationState())
     assert first.state.service == "voice_agent"
     second = assistant.answer("¿y en una l40s?", first.state)
@@ -100,7 +107,7 @@ def test_the_workload_stays_for_the_rest_of_the_conversation() -> None:
 
 
 def test_a_rate_the_memory_cannot_hold_says_the_requests_queue() -> None:
-    reply = _assistant(RecordingStore()).answer("200 requests per second with llama 3.1 8b fp8 on an l4")
+    reply = _assistant(recording_store()).answer("200 requests per second with llama 3.1 8b fp8 on an l4")
     expected = calculate_vram(SizingRequest(model="llama-3.1-8b", precision="fp8", gpu="l4", rate=200))
     assert expected.performance is not None and expected.performance.saturated
     assert "wait in a queue" in lead_of(reply.answer)

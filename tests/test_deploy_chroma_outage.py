@@ -18,13 +18,13 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.fakes import free_port
+from tests.servers import free_port, sizing_serve, stop_process, wait_until_answering
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -37,20 +37,6 @@ QUESTION = "What GPU do I need to serve Llama 3.1 70B?"
 OUTAGE_QUESTION = "What GPU do I need to serve Qwen2.5 14B in bf16?"
 ARITHMETIC = re.compile(r"\d\s*GB\b")
 SOURCES_LINE = "**Sources:**"
-
-
-def wait_for(check: Callable[[], bool], what: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + START_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"{what} exited early:\n{log.read_text(errors='replace')[-3000:]}")
-        try:
-            if check():
-                return
-        except OSError:
-            pass
-        time.sleep(0.3)
-    pytest.fail(f"{what} not ready after {START_SECONDS:.0f} s:\n{log.read_text(errors='replace')[-3000:]}")
 
 
 def get_json(url: str) -> tuple[int, Any]:
@@ -86,10 +72,13 @@ class ChromaServer:
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )
-        wait_for(self.heartbeat, "chroma run", self.process, log)
-
-    def heartbeat(self) -> bool:
-        return get_json(f"{self.url}/api/v2/heartbeat")[0] == 200
+        wait_until_answering(
+            f"{self.url}/api/v2/heartbeat",
+            self.process,
+            timeout_s=START_SECONDS,
+            log_path=log,
+            what="chroma run",
+        )
 
     def kill(self) -> None:
         assert self.process is not None
@@ -99,12 +88,7 @@ class ChromaServer:
 
     def stop(self) -> None:
         if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            stop_process(self.process, signal.SIGTERM, timeout_s=10)
             self.process = None
 
 
@@ -133,26 +117,8 @@ def app_url(chroma: ChromaServer, tmp_path: Path) -> Iterator[str]:
         [str(BIN / "sizing"), "ingest"], env=env, capture_output=True, text=True, timeout=300
     )
     assert ingest.returncode == 0, ingest.stderr
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = tmp_path / "serve.log"
-    with log.open("wb") as out:
-        server = subprocess.Popen(
-            [str(BIN / "sizing"), "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        wait_for(lambda: get_json(f"{url}/healthz")[0] == 200, "sizing serve", server, log)
+    with sizing_serve([str(BIN / "sizing")], env, tmp_path, START_SECONDS) as (url, _):
         yield url
-    finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 def test_chroma_outage_degrades_answers_and_recovers(chroma: ChromaServer, app_url: str) -> None:

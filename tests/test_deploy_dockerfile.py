@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from assistant.cli import build_parser
-from tests.fakes import free_port
+from tests.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"

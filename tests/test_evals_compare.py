@@ -177,6 +177,14 @@ def _records(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def _run_one_task_and_stop(plan: ComparePlan, results_path: Path) -> None:
+    """What an interrupted run leaves: the results file with the first task's result."""
+    with ResultsLog.open(results_path, plan) as log:
+        run = iter_compare(plan)
+        log.append(next(run))
+        run.close()
+
+
 def test_results_are_written_as_each_task_finishes(tasks: list[Task], tmp_path: Path) -> None:
     results_path = tmp_path / "run.results.jsonl"
     with right_stub() as a, wrong_stub() as b:
@@ -201,10 +209,7 @@ def test_resume_runs_only_the_missing_tasks(tasks: list[Task], tmp_path: Path) -
     results_path = tmp_path / "run.results.jsonl"
     with right_stub() as a, wrong_stub() as b:
         plan = _plan(a, b, tasks, concurrency=1)
-        with ResultsLog.open(results_path, plan) as log:
-            run = iter_compare(plan)
-            log.append(next(run))
-            run.close()
+        _run_one_task_and_stop(plan, results_path)
         sent_before = len(a.requests)
         with ResultsLog.open(results_path, plan, resume=True) as log:
             assert [r.key for r in log.previous] == ["card"]
@@ -250,10 +255,7 @@ def test_resume_tolerates_a_half_written_last_line(tasks: list[Task], tmp_path: 
     results_path = tmp_path / "run.results.jsonl"
     with right_stub() as a, wrong_stub() as b:
         plan = _plan(a, b, tasks, concurrency=1)
-        with ResultsLog.open(results_path, plan) as log:
-            run = iter_compare(plan)
-            log.append(next(run))
-            run.close()
+        _run_one_task_and_stop(plan, results_path)
         with results_path.open("a", encoding="utf-8") as stream:
             stream.write('{"kind": "task", "key": "rou')  # killed mid-write
         with ResultsLog.open(results_path, plan, resume=True) as log:  # a resumed run appends after it

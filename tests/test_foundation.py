@@ -40,6 +40,7 @@ def test_settings_are_frozen_and_read_the_prefix(monkeypatch: pytest.MonkeyPatch
         settings.port = 1  # type: ignore[misc]
 
 
+@pytest.mark.e2e  # the CLI in a subprocess
 def test_bad_setting_is_one_clear_line(tmp_path: Path) -> None:
     env = {"SIZING_PORT": "not-a-port", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     proc = subprocess.run(

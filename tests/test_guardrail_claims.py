@@ -11,7 +11,7 @@ import pytest
 from assistant.guardrail import check, enforce
 from assistant.service import build_assistant
 from assistant.settings import Settings
-from knowledge import Passage
+from tests.fakes import FakeArticles
 from tests.openai_stub import StubOpenAI, text
 from tools import SizingRequest, SizingResult, calculate_vram
 
@@ -200,17 +200,9 @@ def test_lines_of_an_earlier_turns_calculator_block_are_not_repeated() -> None:
 # ---------------------------------------------------------------------------- through the service
 
 
-class EmptyShelf:
-    def search(self, query: str, k: int = 3, lang: str | None = None) -> list[Passage]:
-        return []
-
-    def healthy(self) -> bool:
-        return True
-
-
 def llm_assistant(url: str, tmp_path: Path) -> Any:
     settings = Settings(data_dir=tmp_path, llm_base_url=url, llm_model="stub-model", llm_timeout=5)
-    return build_assistant(settings, store=EmptyShelf())
+    return build_assistant(settings, store=FakeArticles())
 
 
 def test_the_visitor_gets_the_steering_answer_instead_of_a_poem(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.article_pair import WEIGHTS_AND_CARDS, write_articles
 from tests.sizing_cli import run_sizing as sizing
-from tests.test_knowledge_store import ARTICLES, write_articles
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    articles = write_articles(tmp_path / "articles", ARTICLES)
+    articles = write_articles(tmp_path / "articles", WEIGHTS_AND_CARDS)
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(tmp_path),

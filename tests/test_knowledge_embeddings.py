@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from knowledge.embeddings import PASSAGE_TOKENS, MultilingualE5EmbeddingFunction, _usable_cores
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.sizing_cli import run_python
 
 LONG = (
     "The KV cache grows with the context length and with every concurrent user. "
@@ -92,13 +89,6 @@ def test_openmp_spin_is_short_unless_the_operator_chose_one(preset: str | None, 
         "assert 'GOMP_SPINCOUNT' not in os.environ or os.environ['GOMP_SPINCOUNT'] == '5000'; "
         "E()._loaded(); print(os.environ['GOMP_SPINCOUNT'])"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    done = run_python(code, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == expected

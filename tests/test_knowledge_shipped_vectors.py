@@ -14,7 +14,8 @@ from knowledge.embedding_cache import cache_key
 from knowledge.embeddings import MultilingualE5EmbeddingFunction
 from knowledge.shipped_vectors import SHIPPED_VECTORS, ShippedVectors
 from knowledge.store import SHIPPED_ARTICLES
-from tests.test_knowledge_store import ARTICLES, CountingEmbeddings, write_articles
+from tests.article_pair import WEIGHTS_AND_CARDS, write_articles
+from tests.fakes import CountingEmbeddings
 
 
 def test_shipped_vectors_are_exactly_those_of_the_shipped_articles() -> None:
@@ -57,7 +58,7 @@ def test_a_fresh_index_of_the_shipped_articles_embeds_nothing(tmp_path: Path) ->
 
 
 def test_an_edited_section_is_embedded_and_the_rest_come_from_the_shipped_vectors(tmp_path: Path) -> None:
-    articles = write_articles(tmp_path / "articles", ARTICLES)
+    articles = write_articles(tmp_path / "articles", WEIGHTS_AND_CARDS)
     embedder = MultilingualE5EmbeddingFunction()
     texts = record_texts(articles, embedder.identity)
     vectors_file = tmp_path / "vectors.npz"
@@ -81,7 +82,7 @@ def test_unreadable_shipped_vectors_are_logged_and_ignored(
 ) -> None:
     broken = tmp_path / "vectors.npz"
     broken.write_bytes(content)
-    articles = write_articles(tmp_path / "articles", ARTICLES)
+    articles = write_articles(tmp_path / "articles", WEIGHTS_AND_CARDS)
     embeddings = CountingEmbeddings()
     with (
         caplog.at_level(logging.WARNING, logger="sizing.knowledge"),

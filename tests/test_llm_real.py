@@ -29,6 +29,7 @@ from assistant.offline.understanding import detect_language
 from assistant.service import Assistant, FinalEvent, StepEvent, TextDelta, build_assistant
 from assistant.settings import Settings
 from tests.llm_real.server import CONTEXT_TOKENS, LaneUnavailable, LlamaServer, lane_required
+from tests.servers import sizing_serve, wait_until_answering
 from tools import SizingResult
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -160,19 +161,11 @@ def test_the_guardrail_holds_a_follow_up_turn(assistant: Assistant) -> None:
 def test_chat_api_of_the_served_app(llama: LlamaServer, tmp_path: Path) -> None:
     from gradio_client import Client
 
-    port = _free_port()
-    log = (tmp_path / "serve.log").open("w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "assistant", "serve", "--port", str(port)],
-        cwd=ROOT,
-        env=lane_env(llama, tmp_path / "data"),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        health = _wait_healthy(f"http://127.0.0.1:{port}", server)
+    sizing = [sys.executable, "-m", "assistant"]
+    with sizing_serve(sizing, lane_env(llama, tmp_path / "data"), tmp_path, 180, cwd=ROOT) as (url, server):
+        health = _wait_healthy(url, server)
         assert health["mode"] == "llm" and health["llm_reachable"] is True
-        client = Client(f"http://127.0.0.1:{port}", verbose=False)
+        client = Client(url, verbose=False)
         try:
             started = time.monotonic()
             answer = str(client.predict("What GPU for Mistral 7B at 16 bits with 2 users?", api_name="/chat"))
@@ -181,35 +174,15 @@ def test_chat_api_of_the_served_app(llama: LlamaServer, tmp_path: Path) -> None:
             client.close()
         assert elapsed < TIMEOUT_S + GRACE_S + 300  # the first question builds the article index
         assert "GB" in answer
-        health = _wait_healthy(f"http://127.0.0.1:{port}", server)
+        health = _wait_healthy(url, server)
         assert health["llm_answering"] is not None
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _wait_healthy(url: str, server: subprocess.Popen[Any], timeout_s: float = 180) -> dict[str, Any]:
-    import urllib.request
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"sizing serve exited with {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/healthz", timeout=5) as response:
-                return dict(json.loads(response.read()))
-        except OSError:
-            time.sleep(0.5)
-    raise RuntimeError(f"sizing serve did not answer /healthz within {timeout_s:g} s")
+    body = wait_until_answering(
+        f"{url}/healthz", server, timeout_s=timeout_s, what="sizing serve", interval_s=0.5
+    )
+    return dict(json.loads(body))
 
 
 def test_the_prompt_budget_never_undercounts_the_served_tokenizer(llama: LlamaServer) -> None:

@@ -16,22 +16,15 @@ from assistant.prompts import SYSTEM_PROMPT
 from assistant.schemas import ConversationState, Turn
 from assistant.service import build_assistant
 from assistant.settings import Settings
-from knowledge import Passage
+from tests.fakes import FakeArticles, section
 from tests.openai_stub import StubOpenAI, text
 from tools import SizingRequest, calculate_vram
 
 SECTION = "The KV cache grows with every token of context and every concurrent user. " * 16
 
 
-class Shelf:
-    def search(self, query: str, k: int = 3, lang: str | None = None) -> list[Passage]:
-        return [
-            Passage(text=SECTION, title=f"Article {n}", path=f"en/a{n}.md", section="S", lang="en", score=0.9)
-            for n in range(k)
-        ]
-
-    def healthy(self) -> bool:
-        return True
+# More sections than any search asks for: every search gets the `k` it asks for.
+SHELF = [section(SECTION, f"Article {n}", f"en/a{n}.md", "S", score=0.9) for n in range(10)]
 
 
 def side_by_side_messages() -> list[Any]:
@@ -39,7 +32,7 @@ def side_by_side_messages() -> list[Any]:
     results = [calculate_vram(SizingRequest(model="70b", precision=p)) for p in ("bf16", "int8", "int4")]
     calls = [{"name": "calculate_vram", "args": {"model": "70b"}, "id": f"c{i}"} for i in range(3)]
     calls.append({"name": "search_articles", "args": {"query": "q"}, "id": "s"})
-    passages = Shelf().search("q")
+    passages = FakeArticles(SHELF).search("q")
     return [
         HumanMessage("What GPU for a 70B?"),
         AIMessage(content="", tool_calls=calls),
@@ -109,7 +102,9 @@ def test_trimming_is_reported_in_the_steps_and_the_request_fits(tmp_path: Path) 
         settings = Settings(
             data_dir=tmp_path, llm_base_url=stub.url, llm_model="stub-model", llm_context_tokens=6144
         )
-        reply = build_assistant(settings, store=Shelf()).answer("What GPU for Llama 3.1 70B?", state)
+        reply = build_assistant(settings, store=FakeArticles(SHELF)).answer(
+            "What GPU for Llama 3.1 70B?", state
+        )
         sent = stub.requests[0]
     assert reply.mode == "llm"
     budget = [step for step in reply.steps if step.title == "Prompt budget"]
@@ -124,7 +119,7 @@ def test_a_context_too_small_gives_the_offline_answer_with_the_reason(tmp_path: 
         settings = Settings(
             data_dir=tmp_path, llm_base_url=stub.url, llm_model="stub-model", llm_context_tokens=1024
         )
-        reply = build_assistant(settings, store=Shelf()).answer("What GPU for a 70B?")
+        reply = build_assistant(settings, store=FakeArticles(SHELF)).answer("What GPU for a 70B?")
         assert stub.requests == []
     assert reply.mode == "offline"
     assert reply.notice and "1024-token context" in reply.notice

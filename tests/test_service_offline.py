@@ -20,6 +20,7 @@ from assistant.settings import Settings
 from knowledge.errors import KnowledgeUnavailableError
 from tests.article_pair import write_articles
 from tests.fakes import FakeArticles, section
+from tests.sizing_cli import REPLY_JSON_FIELDS
 from tools import card_classes
 
 QUESTION = "What GPU for Llama 3.1 70B at 4 bits with 10 users?"
@@ -85,16 +86,7 @@ def test_history_is_bounded(assistant: Assistant) -> None:
 
 def test_reply_json_is_the_cli_object(assistant: Assistant) -> None:
     payload = assistant.answer(QUESTION).public_json()
-    assert set(payload) == {
-        "answer",
-        "language",
-        "mode",
-        "notice",
-        "calculations",
-        "sources",
-        "missing",
-        "handoff",
-    }
+    assert set(payload) == REPLY_JSON_FIELDS
     assert payload["calculations"][0]["model"]["id"] == "llama-3.1-70b"
     assert payload["sources"] == [{"title": "Card classes", "path": "en/cards.md", "section": "48GB"}]
 

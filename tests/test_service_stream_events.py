@@ -6,13 +6,13 @@ from pathlib import Path
 
 from assistant.service import CalculationEvent, FinalEvent, TextDelta
 from tests.openai_stub import StubOpenAI, text, tool_call
-from tests.test_service_llm import INVENTED, llm_assistant
+from tests.test_service_llm import INVENTED, assistant_for
 
 
 def test_the_calculation_arrives_before_the_text_and_matches_the_reply(tmp_path: Path) -> None:
     call = tool_call([("calculate_vram", {"model": "Llama 3.1 70B", "precision": "int4", "users": 8})])
     with StubOpenAI([call, text(INVENTED, chunk_chars=3)]) as stub:
-        events = list(llm_assistant(stub.url, tmp_path).stream("Llama 3.1 70B at 4 bits for 8 users"))
+        events = list(assistant_for(stub.url, tmp_path).stream("Llama 3.1 70B at 4 bits for 8 users"))
     kinds = [type(event).__name__ for event in events]
     first_text = kinds.index("TextDelta")
     calculations = [event for event in events if isinstance(event, CalculationEvent)]

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.sizing_cli import run_python
 
 
 def test_importing_tools_leaves_frameworks_out() -> None:
@@ -17,6 +13,6 @@ def test_importing_tools_leaves_frameworks_out() -> None:
         "bad = [m for m in ('langchain', 'langchain_core', 'gradio', 'chromadb') if m in sys.modules]\n"
         "print(','.join(bad))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    proc = run_python(code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ""

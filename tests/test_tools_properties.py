@@ -25,6 +25,10 @@ ENGINE_PRECISION = st.sampled_from(
     ]
 )
 GPUS = st.sampled_from([None, "l40s", "h100-80gb:2", "rtx-4090", "mi300x"])
+# A model served by an engine at a precision it runs, on a card or on none.
+SERVED = st.tuples(MODELS, ENGINE_PRECISION, GPUS).map(
+    lambda drawn: {"model": drawn[0], "engine": drawn[1][0], "precision": drawn[1][1], "gpu": drawn[2]}
+)
 
 
 def _calc(**kwargs: object) -> SizingResult:
@@ -33,19 +37,11 @@ def _calc(**kwargs: object) -> SizingResult:
 
 @FAST
 @given(
-    model=MODELS,
-    engine_precision=ENGINE_PRECISION,
-    context=st.integers(1, 200_000),
-    extra=st.integers(1, 100_000),
-    users=st.integers(1, 64),
-    gpu=GPUS,
+    served=SERVED, context=st.integers(1, 200_000), extra=st.integers(1, 100_000), users=st.integers(1, 64)
 )
-def test_more_context_never_needs_less(model, engine_precision, context, extra, users, gpu) -> None:
-    engine, precision = engine_precision
-    small = _calc(model=model, precision=precision, engine=engine, context=context, users=users, gpu=gpu)
-    large = _calc(
-        model=model, precision=precision, engine=engine, context=context + extra, users=users, gpu=gpu
-    )
+def test_more_context_never_needs_less(served, context, extra, users) -> None:
+    small = _calc(**served, context=context, users=users)
+    large = _calc(**served, context=context + extra, users=users)
     assert large.kv_cache_gb >= small.kv_cache_gb
     for a, b in zip(small.options, large.options, strict=True):
         assert b.max_concurrent_sequences <= a.max_concurrent_sequences
@@ -54,17 +50,10 @@ def test_more_context_never_needs_less(model, engine_precision, context, extra, 
 
 
 @FAST
-@given(
-    model=MODELS,
-    engine_precision=ENGINE_PRECISION,
-    users=st.integers(1, 500),
-    more=st.integers(1, 500),
-    gpu=GPUS,
-)
-def test_more_users_never_need_less(model, engine_precision, users, more, gpu) -> None:
-    engine, precision = engine_precision
-    few = _calc(model=model, precision=precision, engine=engine, users=users, gpu=gpu)
-    many = _calc(model=model, precision=precision, engine=engine, users=users + more, gpu=gpu)
+@given(served=SERVED, users=st.integers(1, 500), more=st.integers(1, 500))
+def test_more_users_never_need_less(served, users, more) -> None:
+    few = _calc(**served, users=users)
+    many = _calc(**served, users=users + more)
     assert many.kv_cache_gb >= few.kv_cache_gb
     for a, b in zip(few.options, many.options, strict=True):
         assert b.headroom_gb <= a.headroom_gb + 1e-9
@@ -86,20 +75,13 @@ def test_fewer_bits_never_weigh_more(model, engine) -> None:
 
 @FAST
 @given(
-    model=MODELS,
-    engine_precision=ENGINE_PRECISION,
+    served=SERVED,
     context=st.integers(1, 1_000_000),
     users=st.integers(1, 5000),
-    gpu=GPUS,
     lang=st.sampled_from(["en", "es"]),
 )
-def test_nothing_is_negative_and_texts_are_complete(
-    model, engine_precision, context, users, gpu, lang
-) -> None:
-    engine, precision = engine_precision
-    result = _calc(
-        model=model, precision=precision, engine=engine, context=context, users=users, gpu=gpu, lang=lang
-    )
+def test_nothing_is_negative_and_texts_are_complete(served, context, users, lang) -> None:
+    result = _calc(**served, context=context, users=users, lang=lang)
     for value in (
         result.weights_gb,
         result.kv_cache_gb,

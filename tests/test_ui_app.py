@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import gradio as gr
@@ -13,39 +11,15 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assistant.settings import Settings
-from assistant.ui import app as web_app
 from assistant.ui import catalogue
 from assistant.ui.app import build_i18n
 from assistant.ui.labels import labels_es
 from assistant.ui.session import VisitorSession
 from tests import sizing_cli
+from tests.ui_apps import build_app, build_http_app
 from tests.ui_fakes import FakeAssistant
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def built(factory, *args):
-    """Run an app factory inside a running event loop, on a thread of its own.
-
-    Gradio's safe_get_lock() opens a fresh asyncio loop, and leaves it unclosed, whenever it is
-    called outside a running loop (gradio/utils.py); `sizing serve` does that once, but in a test
-    session the leaked loops surface later as ResourceWarnings in unrelated tests. The thread
-    keeps this independent of whatever loop the calling thread may have.
-    """
-
-    async def inside_a_loop():
-        return factory(*args)
-
-    with ThreadPoolExecutor(max_workers=1) as worker:
-        return worker.submit(lambda: asyncio.run(inside_a_loop())).result()
-
-
-def build_app(assistant, settings):
-    return built(web_app.build_app, assistant, settings)
-
-
-def build_http_app(assistant, settings):
-    return built(web_app.build_http_app, assistant, settings)
 
 
 @pytest.fixture
@@ -105,47 +79,47 @@ def _tab_ids(demo: gr.Blocks) -> set[object]:
     return {block.id for block in demo.blocks.values() if isinstance(block, gr.Tab)}
 
 
-@pytest.mark.parametrize(
-    ("host", "compare_tab", "shown"),
+# Host-gated parts of the app (the compare tab, the sales draft panel): built where the app binds
+# loopback unless their setting says otherwise.
+WHERE_ALLOWED = pytest.mark.parametrize(
+    ("host", "setting", "shown"),
     [
-        ("127.0.0.1", None, True),  # loopback: only this machine's user can reach the form
+        ("127.0.0.1", None, True),  # loopback: only this machine's user (staff) can reach it
         ("::1", None, True),
         ("localhost", None, True),
-        ("0.0.0.0", None, False),  # a public site: the form would let anyone make the server call any URL
+        # A public site: the compare form would let anyone make the server call any URL.
+        ("0.0.0.0", None, False),
         ("10.1.2.3", None, False),
-        ("sizing.example.com", None, False),
+        ("sizing.example.com", None, False),  # public visitors don't get the staff tool
         ("0.0.0.0", True, True),  # an explicit setting wins either way
         ("127.0.0.1", False, False),
     ],
 )
-def test_the_compare_tab_is_built_only_where_allowed(
-    tmp_path: Path, host: str, compare_tab: bool | None, shown: bool
-) -> None:
-    settings = Settings(data_dir=tmp_path, host=host, compare_tab=compare_tab)
-    assert settings.compare_tab_enabled is shown
-    demo = build_app(FakeAssistant(), settings)
-    assert ("compare" in _tab_ids(demo)) is shown
-    assert bool(_compare_handlers(demo)) is shown  # no handler that sends requests when it is off
 
 
-@pytest.mark.parametrize(
-    ("host", "panel", "shown"),
-    [
-        ("127.0.0.1", None, True),  # staff on their own machine
-        ("0.0.0.0", None, False),  # public visitors don't get the staff tool
-        ("sizing.example.com", None, False),
-        ("0.0.0.0", True, True),  # a staff deployment turns it on
-        ("127.0.0.1", False, False),
-    ],
-)
-def test_the_sales_draft_panel_is_built_only_where_allowed(
-    tmp_path: Path, host: str, panel: bool | None, shown: bool
+def _compare_tab_built(demo: gr.Blocks) -> list[bool]:
+    # The tab, and the handler that sends requests from it.
+    return ["compare" in _tab_ids(demo), bool(_compare_handlers(demo))]
+
+
+def _sales_draft_panel_built(demo: gr.Blocks) -> list[bool]:
+    return ["sales-draft" in {block.elem_id for block in demo.blocks.values()}]
+
+
+# Each host-gated part, by its setting's name: what of it the built app holds.
+GATED_PARTS = {"compare_tab": _compare_tab_built, "sales_draft_panel": _sales_draft_panel_built}
+
+
+@pytest.mark.parametrize("part", sorted(GATED_PARTS))
+@WHERE_ALLOWED
+def test_a_host_gated_part_is_built_only_where_allowed(
+    tmp_path: Path, part: str, host: str, setting: bool | None, shown: bool
 ) -> None:
-    settings = Settings(data_dir=tmp_path, host=host, sales_draft_panel=panel)
-    assert settings.sales_draft_panel_enabled is shown
+    settings = Settings(data_dir=tmp_path, host=host, **{part: setting})  # type: ignore[arg-type]
+    assert getattr(settings, f"{part}_enabled") is shown
     demo = build_app(FakeAssistant(), settings)
-    ids = {block.elem_id for block in demo.blocks.values()}
-    assert ("sales-draft" in ids) is shown
+    for built in GATED_PARTS[part](demo):
+        assert built is shown
     # The `draft` API stays either way (the public interface).
     assert any(fn.api_name == "draft" for fn in demo.fns.values())
 

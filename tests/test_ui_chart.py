@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from assistant.ui.chart import SCALE_MARGIN, empty_chart_html, memory_chart_html
-from tools import CardOption, ModelInfo, SizingResult
+from tools import CardOption, SizingResult, resolve_model
 
 
 def option(card_class: str, label: str, usable_gb: float, need_gb: float) -> CardOption:
@@ -35,16 +35,7 @@ def result(
     ]
     fitting = [o for o in options if o.fits]
     return SizingResult(
-        model=ModelInfo(
-            id="llama-3.1-70b",
-            name="Llama 3.1 70B",
-            params=70_553_706_496,
-            active_params=70_553_706_496,
-            layers=80,
-            kv_heads=8,
-            head_dim=128,
-            architecture="llama",
-        ),
+        model=resolve_model("llama-3.1-70b"),  # the catalogue's entry; the figures below are hand-set
         precision="bf16",
         engine="vllm",
         context=8192,

@@ -19,15 +19,11 @@ from assistant.ui.chat_view import (
     follow_up_suggestions,
 )
 from knowledge.store import SHIPPED_ARTICLES
-
-
-class NoArticles:
-    def search(self, query: str, k: int = 3, lang: str | None = None) -> list[object]:
-        return []
+from tests.fakes import FakeArticles
 
 
 def offline_reply(message: str, tmp_path: Path, state: ConversationState | None = None) -> Reply:
-    assistant = build_assistant(Settings(data_dir=tmp_path), store=NoArticles())
+    assistant = build_assistant(Settings(data_dir=tmp_path), store=FakeArticles())
     return assistant.answer(message, state)
 
 

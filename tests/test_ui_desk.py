@@ -12,7 +12,7 @@ from pydantic import SecretStr
 from assistant.desk.store import LeadRecord
 from assistant.settings import Settings
 from assistant.ui.admin_tab import leads_markdown, token_ok
-from tests.test_ui_app import build_app  # built inside a running loop, so Gradio leaks none
+from tests.ui_apps import build_app  # built inside a running loop, so Gradio leaks none
 from tests.ui_fakes import FakeAssistant
 
 

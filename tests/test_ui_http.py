@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from assistant.settings import Settings
 from assistant.ui import widget
 from assistant.ui.articles import ArticleLibrary
-from tests.test_ui_app import build_http_app, built
+from tests.ui_apps import build_http_app, built
 from tests.ui_fakes import FakeAssistant
 
 EMBEDDER = "https://www.vendor.example"

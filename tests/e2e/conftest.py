@@ -10,18 +10,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.fakes import free_port
+from tests.servers import free_port, stop_process, wait_until_answering
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -76,29 +73,21 @@ class ServedApp:
         )
 
     def wait_healthy(self, timeout_s: float = STARTUP_TIMEOUT_S) -> dict[str, object]:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"sizing serve exited with {self.process.returncode}:\n{self.log()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:
-                    return dict(json.loads(response.read()))
-            except OSError:
-                time.sleep(0.3)
-        raise RuntimeError(f"sizing serve did not answer /healthz within {timeout_s:.0f} s:\n{self.log()}")
+        body = wait_until_answering(
+            f"{self.url}/healthz",
+            self.process,
+            timeout_s=timeout_s,
+            log_path=self.log_path,
+            what="sizing serve",
+        )
+        return dict(json.loads(body))
 
     def log(self) -> str:
         self._log.flush()
         return self.log_path.read_text(encoding="utf-8", errors="replace")[-4000:]
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
+        stop_process(self.process)
         self._log.close()
 
 

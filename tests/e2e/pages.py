@@ -1,7 +1,9 @@
-"""Helpers the browser tests share: open a page, ask a question, wait for the answer, run axe-core."""
+"""Helpers the browser tests share: open a page, ask a question, wait for the answer, drive the
+calculator, run axe-core."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,29 @@ def wait_for_answer(page: Any, answers_before: int) -> str:
         timeout=UPDATE_TIMEOUT_MS,
     )
     return str(page.locator(BOT_MESSAGES).last.inner_text())
+
+
+def open_calculator(page: Any, label: str | re.Pattern[str] = "Calculator") -> None:
+    """Open the calculator tab (named `label`) and wait for its first chart."""
+    page.get_by_role("tab", name=label).click()
+    page.wait_for_selector("#calc-chart .vram-chart .vc-card", timeout=UPDATE_TIMEOUT_MS)
+
+
+def enter_in_calculator(page: Any, field: str, value: str) -> Any:
+    """Type `value` into the calculator's `#calc-<field>` number box and leave it (what recalculates)."""
+    box = page.locator(f"#calc-{field} input")
+    box.fill(value)
+    box.press("Tab")
+    return box
+
+
+def wait_for_verdict(page: Any, pattern: str) -> None:
+    """Until the calculator's verdict matches the regular expression `pattern`."""
+    page.wait_for_function(
+        "(pattern) => new RegExp(pattern).test(document.querySelector('#calc-verdict').innerText)",
+        arg=pattern,
+        timeout=UPDATE_TIMEOUT_MS,
+    )
 
 
 def no_sideways_scroll(page: Any) -> bool:

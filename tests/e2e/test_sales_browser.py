@@ -5,11 +5,6 @@ afterwards: what the page stored is what the store holds.
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +12,8 @@ from typing import Any
 import pytest
 
 from assistant.desk.store import DeskStore
-from tests.e2e.conftest import ROOT, STARTUP_TIMEOUT_S, free_port, server_env
-from tests.e2e.test_web_browser import UPDATE_TIMEOUT_MS, ask, open_page
+from tests.e2e.conftest import ROOT, ServedApp
+from tests.e2e.pages import UPDATE_TIMEOUT_MS, ask, open_page
 from tests.test_desk_handoff import Webhook
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -26,52 +21,20 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 PRICES = ROOT / "assistant" / "data" / "prices.example.yaml"
 
 
-class DeskApp:
+class DeskApp(ServedApp):
     """`python -m assistant serve` from this checkout, with its own desk database and a webhook."""
 
     def __init__(self, folder: Path, webhook_url: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
         self.database = folder / "desk.sqlite3"
-        env = server_env(
+        super().__init__(
             folder / "data",
+            folder / "server.log",
             SIZING_DATABASE_URL=f"sqlite:///{self.database}",
             SIZING_NOTIFY_WEBHOOK_URL=webhook_url,
             SIZING_PRICES_FILE=str(PRICES),
             SIZING_COMPANY_NAME="ACME GPUs",
             PYTHONPATH=str(ROOT),
         )
-        self.log_path = folder / "server.log"
-        self._log = self.log_path.open("w", encoding="utf-8")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "assistant", "serve", "--port", str(self.port)],
-            cwd=ROOT,
-            env=env,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-        )
-
-    def wait_healthy(self) -> None:
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"server exited: {self.log_path.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2):
-                    return
-            except OSError:
-                time.sleep(0.3)
-        raise RuntimeError("server did not answer /healthz")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
-        self._log.close()
 
 
 @pytest.fixture(scope="module")

@@ -54,21 +54,25 @@ def test_only_the_documented_endpoints_are_public(served_app, client_for) -> Non
     assert set(endpoints["named_endpoints"]) == {"/chat", "/calculate", "/draft", "/handoff"}
 
 
-def test_calculate_returns_the_sizing_json(served_app, client_for) -> None:
-    client = client_for(served_app.url)
-    result = client.predict(
-        model="llama-3.1-70b",
+def calculate(client: Any, model: str, users: int) -> Any:
+    """The `calculate` API with every input the calculator tab sends: bf16 on vLLM, 8k context."""
+    return client.predict(
+        model=model,
         params_b=None,
         config_file=None,
         precision="bf16",
         kv_dtype="",
         context=8192,
-        users=4,
+        users=users,
         engine="vllm",
         card="",
         card_count=1,
         api_name="/calculate",
     )
+
+
+def test_calculate_returns_the_sizing_json(served_app, client_for) -> None:
+    result = calculate(client_for(served_app.url), model="llama-3.1-70b", users=4)
     assert result["model"]["id"] == "llama-3.1-70b"
     assert result["total_gb"] > result["weights_gb"] > 100
     assert {option["card_class"] for option in result["options"]} >= {"48gb", "80gb", "2x80gb"}
@@ -77,21 +81,8 @@ def test_calculate_returns_the_sizing_json(served_app, client_for) -> None:
 def test_calculate_bad_input_is_a_clear_error(served_app, client_for) -> None:
     from gradio_client.exceptions import AppError
 
-    client = client_for(served_app.url)
     with pytest.raises(AppError) as failure:
-        client.predict(
-            model="no-such-model-zz",
-            params_b=None,
-            config_file=None,
-            precision="bf16",
-            kv_dtype="",
-            context=8192,
-            users=1,
-            engine="vllm",
-            card="",
-            card_count=1,
-            api_name="/calculate",
-        )
+        calculate(client_for(served_app.url), model="no-such-model-zz", users=1)
     assert "no-such-model-zz" in str(failure.value)
     assert "Traceback" not in str(failure.value)
 

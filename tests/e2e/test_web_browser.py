@@ -10,14 +10,17 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.pages import UPDATE_TIMEOUT_MS, ask, open_page, wait_for_answer
+from tests.e2e.pages import (
+    UPDATE_TIMEOUT_MS,
+    ask,
+    enter_in_calculator,
+    open_calculator,
+    open_page,
+    wait_for_answer,
+    wait_for_verdict,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-
-
-def open_calculator(page: Any, label: str = "Calculator") -> None:
-    page.get_by_role("tab", name=label).click()
-    page.wait_for_selector("#calc-chart .vram-chart .vc-card", timeout=UPDATE_TIMEOUT_MS)
 
 
 def choose(page: Any, elem_id: str, value: str) -> None:
@@ -66,6 +69,15 @@ def test_a_question_gets_an_answer_with_arithmetic_and_caveat(served_app, browse
     page.context.close()
 
 
+def wait_for_new_need(page: Any, need: str) -> None:
+    """Until the chart's need figure is no longer `need` (the calculator has answered new inputs)."""
+    page.wait_for_function(
+        "([need]) => document.querySelector('#calc-chart .vc-need .vc-value').innerText !== need",
+        arg=[need],
+        timeout=UPDATE_TIMEOUT_MS,
+    )
+
+
 def test_calculator_chart_and_verdict_follow_the_inputs(served_app, browser, artifacts: Path) -> None:
     page = open_page(browser, served_app.url)
     open_calculator(page)
@@ -77,11 +89,7 @@ def test_calculator_chart_and_verdict_follow_the_inputs(served_app, browser, art
     page.screenshot(path=str(artifacts / "calculator-bf16.png"), full_page=True)
 
     choose(page, "calc-precision", "awq")
-    page.wait_for_function(
-        "([need]) => document.querySelector('#calc-chart .vc-need .vc-value').innerText !== need",
-        arg=[at_16_bit["need"]],
-        timeout=UPDATE_TIMEOUT_MS,
-    )
+    wait_for_new_need(page, at_16_bit["need"])
     at_4_bit = chart_state(page)
     assert at_4_bit["fits"].count("true") > at_16_bit["fits"].count("true"), (at_16_bit, at_4_bit)
     assert at_4_bit["verdict"] != at_16_bit["verdict"]
@@ -89,23 +97,12 @@ def test_calculator_chart_and_verdict_follow_the_inputs(served_app, browser, art
     page.screenshot(path=str(artifacts / "calculator-awq.png"), full_page=True)
 
     # More users grow the KV cache: the need goes up.
-    users = page.locator("#calc-users input")
-    users.fill("64")
-    users.press("Tab")
-    page.wait_for_function(
-        "([need]) => document.querySelector('#calc-chart .vc-need .vc-value').innerText !== need",
-        arg=[at_4_bit["need"]],
-        timeout=UPDATE_TIMEOUT_MS,
-    )
+    enter_in_calculator(page, "users", "64")
+    wait_for_new_need(page, at_4_bit["need"])
 
     # A bad input is a clear message, never a traceback; the inputs stay as typed.
-    context = page.locator("#calc-context input")
-    context.fill("0")
-    context.press("Tab")
-    page.wait_for_function(
-        "() => /Cannot calculate/.test(document.querySelector('#calc-verdict').innerText)",
-        timeout=UPDATE_TIMEOUT_MS,
-    )
+    context = enter_in_calculator(page, "context", "0")
+    wait_for_verdict(page, "Cannot calculate")
     assert "Traceback" not in page.content()
     assert context.input_value() == "0"
     page.screenshot(path=str(artifacts / "calculator-bad-input.png"), full_page=True)

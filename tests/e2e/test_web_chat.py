@@ -11,11 +11,9 @@ test-artifacts/web/ for a person to look at.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -23,18 +21,9 @@ from typing import Any
 
 import pytest
 
-from assistant.schemas import (
-    CalculationEvent,
-    ConversationState,
-    FinalEvent,
-    Reply,
-    Source,
-    Step,
-    StepEvent,
-    TextDelta,
-)
+from assistant import schemas
 from assistant.settings import Settings
-from tests.e2e.conftest import EMBEDDER_PORT, WIDGET_COLOR, WIDGET_TITLE, free_port
+from tests.e2e.conftest import EMBEDDER_PORT, WIDGET_COLOR, WIDGET_TITLE
 from tests.e2e.pages import (
     BOT_MESSAGES,
     UPDATE_TIMEOUT_MS,
@@ -45,6 +34,7 @@ from tests.e2e.pages import (
     open_page,
     wait_for_answer,
 )
+from tests.servers import app_in_thread, free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -427,30 +417,32 @@ class PacedAssistant:
 
         self.result = calculate_vram(SizingRequest(model="llama-3.1-70b", precision="int4", users=8))
 
-    def stream(self, message: str, state: ConversationState | None = None) -> Iterator[Any]:
-        yield StepEvent(step=Step(kind="calculate", title="Calculate VRAM", status="running"))
-        yield StepEvent(step=Step(kind="calculate", title="Calculate VRAM", detail="67.43 GB"))
-        yield CalculationEvent(result=self.result)
+    def stream(self, message: str, state: schemas.ConversationState | None = None) -> Iterator[Any]:
+        yield schemas.StepEvent(step=schemas.Step(kind="calculate", title="Calculate VRAM", status="running"))
+        yield schemas.StepEvent(
+            step=schemas.Step(kind="calculate", title="Calculate VRAM", detail="67.43 GB")
+        )
+        yield schemas.CalculationEvent(result=self.result)
         for piece in PIECES:
             time.sleep(PAUSE_S)
-            yield TextDelta(text=piece)
-        source = Source(
+            yield schemas.TextDelta(text=piece)
+        source = schemas.Source(
             title="How much VRAM does a language model need?",
             path="en/vram-arithmetic.md",
             section="The formula",
         )
-        yield FinalEvent(
-            reply=Reply(
+        yield schemas.FinalEvent(
+            reply=schemas.Reply(
                 answer="".join(PIECES) + "\n\n**Sources:**\n- *" + source.title + "* — The formula",
                 language="en",
                 mode="llm",
                 calculations=[self.result],
                 sources=[source],
-                state=(state or ConversationState()).model_copy(update={"model": "llama-3.1-70b"}),
+                state=(state or schemas.ConversationState()).model_copy(update={"model": "llama-3.1-70b"}),
             )
         )
 
-    def answer(self, message: str, state: ConversationState | None = None) -> Reply:
+    def answer(self, message: str, state: schemas.ConversationState | None = None) -> schemas.Reply:
         events = list(self.stream(message, state))
         return events[-1].reply
 
@@ -461,40 +453,28 @@ class PacedAssistant:
 @pytest.fixture(scope="module")
 def paced_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The real web app in this process, on uvicorn in a thread, with the paced assistant."""
-    import uvicorn
-
     from assistant.ui.app import build_http_app
 
     port = free_port()
     settings = Settings(data_dir=tmp_path_factory.mktemp("paced"), port=port)
-    servers: list[uvicorn.Server] = []
+    with app_in_thread(lambda: build_http_app(PacedAssistant(), settings), port) as url:
+        yield url
 
-    def serve() -> None:
-        async def main() -> None:
-            http_app = build_http_app(PacedAssistant(), settings)  # inside the loop, as `sizing serve` does
-            server = uvicorn.Server(
-                uvicorn.Config(http_app, host="127.0.0.1", port=port, log_level="warning")
-            )
-            servers.append(server)
-            await server.serve()
 
-        asyncio.run(main())
+def _ask_the_long_question(page: Any) -> Any:
+    box = page.locator("#chat-input textarea")
+    box.fill(LONG_QUESTION)
+    box.press("Enter")
+    return box
 
-    thread = threading.Thread(target=serve, name="paced-app", daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/healthz", timeout=2):
-                break
-        except OSError:
-            if time.monotonic() > deadline or not thread.is_alive():
-                pytest.fail("the in-process app did not start")
-            time.sleep(0.2)
-    yield url
-    servers[0].should_exit = True
-    thread.join(timeout=15)
+
+def _wait_for_the_verdict(page: Any) -> None:
+    """Until the calculator's verdict is in the answer being streamed."""
+    page.wait_for_function(
+        "(s) => [...document.querySelectorAll(s)].some(m => /Recommended:/.test(m.innerText))",
+        arg=BOT_MESSAGES,
+        timeout=UPDATE_TIMEOUT_MS,
+    )
 
 
 def _answer_text(page: Any) -> str:
@@ -507,15 +487,9 @@ def test_the_answer_streams_verdict_first(
     paced_app: str, browser, artifacts: Path, width: int, height: int
 ) -> None:
     page = open_page(browser, paced_app, width=width, height=height)
-    box = page.locator("#chat-input textarea")
-    box.fill(LONG_QUESTION)
-    box.press("Enter")
+    _ask_the_long_question(page)
     # The calculator's verdict and table are there before any of the answer's text.
-    page.wait_for_function(
-        "(s) => [...document.querySelectorAll(s)].some(m => /Recommended:/.test(m.innerText))",
-        arg=BOT_MESSAGES,
-        timeout=UPDATE_TIMEOUT_MS,
-    )
+    _wait_for_the_verdict(page)
     early = _answer_text(page)
     assert "80GB class" in early and PIECES[0].strip() not in early
     assert page.locator(BOT_MESSAGES).last.locator("table").count() == 1
@@ -539,16 +513,10 @@ def test_stop_ends_the_answer_and_frees_the_box(
     paced_app: str, browser, artifacts: Path, width: int, height: int
 ) -> None:
     page = open_page(browser, paced_app, width=width, height=height)
-    box = page.locator("#chat-input textarea")
-    box.fill(LONG_QUESTION)
-    box.press("Enter")
+    box = _ask_the_long_question(page)
     stop = page.locator("#chat-stop")
     stop.wait_for(state="visible", timeout=UPDATE_TIMEOUT_MS)
-    page.wait_for_function(
-        "(s) => [...document.querySelectorAll(s)].some(m => /Recommended:/.test(m.innerText))",
-        arg=BOT_MESSAGES,
-        timeout=UPDATE_TIMEOUT_MS,
-    )
+    _wait_for_the_verdict(page)
     stop.click()
     page.get_by_text("Stopped. Ask again, edit your question or press retry.").wait_for(
         timeout=UPDATE_TIMEOUT_MS

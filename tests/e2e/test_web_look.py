@@ -9,12 +9,23 @@ land in test-artifacts/web/ for a person to look at.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
-from tests.e2e.pages import BOT_MESSAGES, UPDATE_TIMEOUT_MS, WIDTHS, ask, axe_violations, open_page
+from tests.e2e.pages import (
+    BOT_MESSAGES,
+    UPDATE_TIMEOUT_MS,
+    WIDTHS,
+    ask,
+    axe_violations,
+    enter_in_calculator,
+    open_calculator,
+    open_page,
+    wait_for_verdict,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -30,16 +41,25 @@ OVERLAP = """([a, b]) => {
 }"""
 
 
-def _calculator(page: Any) -> None:
-    page.get_by_role("tab", name=re.compile("Calculadora|Calculator")).click()
-    page.wait_for_selector("#calc-chart .vram-chart .vc-card", timeout=UPDATE_TIMEOUT_MS)
+class Screen(NamedTuple):
+    page: Any
+    width: int
+    height: int
 
 
-@pytest.mark.parametrize(("width", "height"), WIDTHS, ids=WIDTH_IDS)
-def test_the_answer_uses_the_screen_and_the_arrow_keeps_off_the_text(
-    served_app, browser, artifacts: Path, width: int, height: int
-) -> None:
+@pytest.fixture(params=WIDTHS, ids=WIDTH_IDS)
+def spanish_page(request: pytest.FixtureRequest, served_app: Any, browser: Any) -> Iterator[Screen]:
+    """The served app open in Spanish at each of the widths, closed after the test."""
+    width, height = request.param
     page = open_page(browser, served_app.url, locale="es-ES", width=width, height=height)
+    yield Screen(page, width, height)
+    page.context.close()
+
+
+def test_the_answer_uses_the_screen_and_the_arrow_keeps_off_the_text(
+    spanish_page: Screen, artifacts: Path
+) -> None:
+    page, width, height = spanish_page
     ask(page, THREE_PRECISIONS)
     seen = page.evaluate(
         """() => {
@@ -68,20 +88,15 @@ def test_the_answer_uses_the_screen_and_the_arrow_keeps_off_the_text(
     if width >= 1280:
         assert seen["tableFits"], "the seven-column table needs a sideways scroll at 1280 px"
     assert seen["narrowest"] >= 60, f"a column squeezed to {seen['narrowest']:.0f} px (letter per line)"
-    page.context.close()
 
 
-@pytest.mark.parametrize(("width", "height"), WIDTHS, ids=WIDTH_IDS)
 def test_the_calculator_chart_quotes_the_verdict_and_an_error_shows_once(
-    served_app, browser, artifacts: Path, width: int, height: int
+    spanish_page: Screen, artifacts: Path
 ) -> None:
-    page = open_page(browser, served_app.url, locale="es-ES", width=width, height=height)
-    _calculator(page)
+    page, width = spanish_page.page, spanish_page.width
+    open_calculator(page, re.compile("Calculadora|Calculator"))
     # Llama 3.1 70B at bf16 fits no compared option: the verdict names the usable memory it needs.
-    page.wait_for_function(
-        "() => /necesita unos/.test(document.querySelector('#calc-verdict').innerText)",
-        timeout=UPDATE_TIMEOUT_MS,
-    )
+    wait_for_verdict(page, "necesita unos")
     verdict = page.locator("#calc-verdict").inner_text()
     quoted = re.search(r"necesita unos ([\d.]+,\d+) GB", verdict)
     assert quoted, verdict
@@ -121,24 +136,15 @@ def test_the_calculator_chart_quotes_the_verdict_and_an_error_shows_once(
     assert fits[0] <= fits[1], fits
     page.screenshot(path=str(artifacts / f"look-calculator-{width}.png"), full_page=True)
 
-    context = page.locator("#calc-context input")
-    context.fill("99999999999")
-    context.press("Tab")
-    page.wait_for_function(
-        "() => /No se puede calcular/.test(document.querySelector('#calc-verdict').innerText)",
-        timeout=UPDATE_TIMEOUT_MS,
-    )
+    enter_in_calculator(page, "context", "99999999999")
+    wait_for_verdict(page, "No se puede calcular")
     body = page.locator("#calculator, .tabitem:visible").first.inner_text()
     assert body.count("No se puede calcular") == 1, body
     page.screenshot(path=str(artifacts / f"look-calculator-error-{width}.png"), full_page=True)
-    page.context.close()
 
 
-@pytest.mark.parametrize(("width", "height"), WIDTHS, ids=WIDTH_IDS)
-def test_an_article_links_back_to_the_chat(
-    served_app, browser, artifacts: Path, width: int, height: int
-) -> None:
-    page = open_page(browser, served_app.url, locale="es-ES", width=width, height=height)
+def test_an_article_links_back_to_the_chat(served_app, spanish_page: Screen, artifacts: Path) -> None:
+    page, width = spanish_page.page, spanish_page.width
     ask(page, "¿Qué GPU para un 70B en 4 bits?")
     href = str(page.locator(BOT_MESSAGES).last.locator('a[href*="/articles/"]').first.get_attribute("href"))
     page.goto(served_app.url + href[href.index("/articles/") :])
@@ -149,4 +155,3 @@ def test_an_article_links_back_to_the_chat(
     back.click()
     page.wait_for_selector("#chat-input textarea", timeout=30_000)
     assert page.url.rstrip("/") == served_app.url.rstrip("/")
-    page.context.close()

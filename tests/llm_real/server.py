@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.servers import ServerDidNotStart, free_port, stop_process, wait_until_answering
 
 HERE = Path(__file__).resolve().parent
 BUILD_SCRIPT = HERE / "build_llama_server.sh"
@@ -48,12 +48,6 @@ def lane_required() -> bool:
     return os.environ.get(REQUIRED_ENV, "") not in ("", "0")
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @dataclass
 class LlamaServer:
     process: subprocess.Popen[bytes]
@@ -76,7 +70,7 @@ class LlamaServer:
             raise LaneUnavailable(
                 f"not built: {', '.join(missing)} (run `bash {BUILD_SCRIPT.relative_to(HERE.parents[1])}`)"
             )
-        port = _free_port()
+        port = free_port()
         command = [
             str(binary),
             "--model", str(model),
@@ -96,18 +90,17 @@ class LlamaServer:
         return server
 
     def _wait_ready(self) -> None:
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"llama-server exited with {self.process.returncode}:\n{self.log()}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.3)
-        self.stop()
-        raise RuntimeError(f"llama-server was not ready within {STARTUP_TIMEOUT_S} s:\n{self.log()}")
+        try:
+            wait_until_answering(
+                f"http://127.0.0.1:{self.port}/health",
+                self.process,
+                timeout_s=STARTUP_TIMEOUT_S,
+                log_path=self.log_path,
+                what="llama-server",
+            )
+        except ServerDidNotStart:
+            self.stop()
+            raise
 
     def tokens(self, text: str) -> int:
         """How many tokens the served model's tokenizer makes of `text`."""
@@ -124,13 +117,7 @@ class LlamaServer:
         return self.log_path.read_text(encoding="utf-8", errors="replace")[-4000:]
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
+        stop_process(self.process, signal.SIGTERM)
 
     def __enter__(self) -> LlamaServer:
         return self

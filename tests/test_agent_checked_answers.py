@@ -1,32 +1,18 @@
-"""The agent and the guardrail together: a model that gets the numbers wrong, and a visitor
+"""The agent's answers checked by the guardrail: a model that gets the numbers wrong, and a visitor
 who tells it to say that the model fits."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 from typing import Any
 
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from assistant.agent import build_chat_model, run_agent
 from assistant.guardrail import check
 from assistant.settings import Settings
+from tests.fakes import scripted
 from tests.openai_stub import Reply, StubOpenAI, text, tool_call
 from tools import SizingRequest, calculate_vram
-
-
-class ScriptedChatModel(GenericFakeChatModel):
-    """A fake chat model that accepts tools (it answers from its script whatever they are)."""
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
-        return self
-
-
-def scripted(*messages: AIMessage) -> ScriptedChatModel:
-    replies: Iterator[AIMessage] = iter(messages)
-    # The fake's stream yields nothing for a tool-call turn; its plain path is what the agent needs.
-    return ScriptedChatModel(messages=replies, disable_streaming=True)
 
 
 def test_fake_model_with_a_wrong_figure_and_no_caveat(tmp_path: Any) -> None:

@@ -1,4 +1,8 @@
-"""The guardrail on its own: real calculations, hand-written drafts."""
+"""The guardrail on figures and fit claims in a draft: real calculations, hand-written drafts.
+
+Claims of other kinds (verdicts, users, facts, topic, language) are in test_guardrail_claims.py;
+the agent's own answers through the guardrail in test_agent_checked_answers.py.
+"""
 
 from __future__ import annotations
 
@@ -114,13 +118,27 @@ def test_article_figures_count_when_the_article_was_quoted() -> None:
     assert "37.5GB" in enforce(draft, [result], "en", quoted=["a rule of thumb of 37.5GB"])
 
 
-def test_catalogue_figures_and_bandwidth_are_not_invented_numbers() -> None:
-    draft = "An H100 has 80GB (79.6 GiB as nvidia-smi shows it) and 3350 GB/s of bandwidth."
+@pytest.mark.parametrize(
+    "draft",
+    [
+        "An H100 has 80GB (79.6 GiB as nvidia-smi shows it) and 3350 GB/s of bandwidth.",
+        "An RTX 5090 has 32 GB of memory.",  # a card people own, named in the sentence
+    ],
+)
+def test_catalogue_figures_of_a_named_card_are_not_invented_numbers(draft: str) -> None:
     assert enforce(draft, [], "en") == draft
 
 
-def test_general_answer_without_calculations_loses_invented_figures() -> None:
-    answer = enforce("The KV cache for this chat is 3.7 GB. It grows with context.", [], "en")
+@pytest.mark.parametrize(
+    "invented",
+    [
+        "The KV cache for this chat is 3.7 GB.",
+        # An owned card's memory (RTX 5090: 32 GB) counts only where the sentence names the card.
+        "The cache for this chat is 33.58 GB.",
+    ],
+)
+def test_general_answer_without_calculations_loses_invented_figures(invented: str) -> None:
+    answer = enforce(f"{invented} It grows with context.", [], "en")
     assert answer == "It grows with context."
 
 
