@@ -23,7 +23,7 @@ from tools.performance_facts import (
     plain_model_facts,
 )
 from tools.performance_physics import Factors, Hardware, ModelFacts
-from tools.performance_serving import next_times, offline_batch, prefill_chunk, steady_state
+from tools.performance_serving import Served, next_times, offline_batch, prefill_chunk, steady_state
 from tools.precision import FORMATS, PRECISIONS, token_embedding_bytes, weights
 
 GIB = 2**30
@@ -158,30 +158,21 @@ def as_time(metric: str, value: float, answer: int = 1) -> float:
     return value / 1000.0
 
 
+def served(point: CalibrationPoint, factors: Factors) -> Served:
+    return Served(point.model, point.hw, point.engine, factors, point.chunk)
+
+
 def predict(point: CalibrationPoint, factors: Factors) -> float:
     """The model's value of the point's metric, in the point's own unit, from the setup alone."""
-    m, hw, engine = point.model, point.hw, point.engine
     if point.metric == "prefill_tok_s":
-        op = offline_batch(
-            m, hw, engine, factors._replace(request_overhead_s=0.0), point.prompt, 1, 1, point.chunk
-        )
+        op = offline_batch(served(point, factors._replace(request_overhead_s=0.0)), point.prompt, 1, 1)
         return point.prompt / op.ttft_s
     if point.metric == "decode_tok_s":
-        op = offline_batch(m, hw, engine, factors, 0, point.answer, 1, point.chunk)
-        return 1.0 / op.tpot_s
+        return 1.0 / offline_batch(served(point, factors), 0, point.answer, 1).tpot_s
     if point.metric == "e2e_latency_ms":
-        op = offline_batch(
-            m,
-            hw,
-            engine,
-            factors._replace(request_overhead_s=0.0),
-            point.prompt,
-            point.answer,
-            point.concurrency,
-            point.chunk,
-        )
-        return op.e2e_s * 1000
-    op = steady_state(m, hw, engine, factors, point.prompt, point.answer, point.concurrency, point.chunk)
+        no_overhead = served(point, factors._replace(request_overhead_s=0.0))
+        return offline_batch(no_overhead, point.prompt, point.answer, point.concurrency).e2e_s * 1000
+    op = steady_state(served(point, factors), point.prompt, point.answer, point.concurrency)
     return {
         "ttft_ms": op.ttft_s * 1000,
         "tpot_ms": op.tpot_s * 1000,
@@ -202,7 +193,5 @@ def conditional_time(point: CalibrationPoint, factors: Factors) -> float:
     ttft = s.get("ttft_ms", point.value if point.metric == "ttft_ms" else math.nan) / 1000
     if math.isnan(tpot) or math.isnan(ttft):
         return as_time(point.metric, predict(point, factors))
-    ttft_next, tpot_next = next_times(
-        point.model, point.hw, point.engine, factors, point.prompt, point.answer, c, point.chunk, ttft, tpot
-    )
+    ttft_next, tpot_next = next_times(served(point, factors), point.prompt, point.answer, c, ttft, tpot)
     return ttft_next if point.metric == "ttft_ms" else tpot_next

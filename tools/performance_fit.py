@@ -38,7 +38,7 @@ REQUEST_OVERHEAD_GRID = [0.002 * i for i in range(31)]  # 0 .. 60 ms
 QUANTIZED_RANGE = (0.3, 1.2)
 MOE_OVERHEAD_GRID = [0.000005 * i for i in range(41)]  # 0 .. 200 µs per routed layer
 MIN_GENERATION_SOURCES = 2
-SCORE_SLACK = 0.02  # scores within 2 % of the best count as a tie (see _best)
+SCORE_SLACK = 0.02  # scores within 2 % of the best count as a tie (see _fit_pair)
 BAND_QUANTILES = (0.05, 0.95)
 # An engine gets its own band for a metric group only with enough cross-validated errors behind it.
 MIN_BAND_POINTS = 5
@@ -66,29 +66,35 @@ def _score(points: list[CalibrationPoint], factors: Factors) -> float:
     return statistics.median(per_source) + 0.1 * statistics.fmean(per_source)
 
 
-def _best(candidates: list[Factors], points: list[CalibrationPoint], overhead: str) -> Factors:
-    """The best-scoring factors; among those within SCORE_SLACK of the best, the smallest fixed
-    overhead: when the figures cannot tell a fixed cost from a lower efficiency (one prompt length,
-    one model size), the fit does not invent a fixed cost."""
-    scored = [(_score(points, f), f) for f in candidates]
+def _fit_pair(
+    points: list[CalibrationPoint],
+    factors: Factors,
+    efficiency: tuple[str, list[float]],
+    overhead: tuple[str, list[float]],
+) -> Factors:
+    """The best-scoring (efficiency, fixed overhead) pair of the two grids; among those within
+    SCORE_SLACK of the best, the smallest overhead (then the highest efficiency): when the figures
+    cannot tell a fixed cost from a lower efficiency (one prompt length, one model size), the fit
+    does not invent a fixed cost."""
+    (efficiency_field, efficiencies), (overhead_field, overheads) = efficiency, overhead
+    grid = [
+        factors._replace(**{efficiency_field: e, overhead_field: o}) for e in efficiencies for o in overheads
+    ]
+    scored = [(_score(points, f), f) for f in grid]
     best = min(score for score, _ in scored)
     near = [f for score, f in scored if score <= best * (1 + SCORE_SLACK) + 1e-12]
-    return min(near, key=lambda f: (getattr(f, overhead), -_efficiency(f, overhead)))
-
-
-def _efficiency(factors: Factors, overhead: str) -> float:
-    return factors.bandwidth_efficiency if overhead == "step_overhead_s" else factors.compute_efficiency
+    return min(near, key=lambda f: (getattr(f, overhead_field), -getattr(f, efficiency_field)))
 
 
 def _fit_decode(points: list[CalibrationPoint], factors: Factors) -> Factors:
     dense = [p for p in points if not p.model.moe_layers]
     if dense:
-        grid = [
-            factors._replace(bandwidth_efficiency=b, step_overhead_s=o)
-            for b in BANDWIDTH_GRID
-            for o in STEP_OVERHEAD_GRID
-        ]
-        factors = _best(grid, dense, "step_overhead_s")
+        factors = _fit_pair(
+            dense,
+            factors,
+            ("bandwidth_efficiency", BANDWIDTH_GRID),
+            ("step_overhead_s", STEP_OVERHEAD_GRID),
+        )
     moe = [p for p in points if p.model.moe_layers]
     if moe:
         factors = min(
@@ -104,12 +110,9 @@ def _fit_prefill(points: list[CalibrationPoint], factors: Factors) -> Factors:
     plain = [p for p in points if not p.model.quantized] or points
     if plain:
         overheads = REQUEST_OVERHEAD_GRID if any(p.metric == "ttft_ms" for p in plain) else [0.0]
-        grid = [
-            factors._replace(compute_efficiency=c, request_overhead_s=o)
-            for c in COMPUTE_GRID
-            for o in overheads
-        ]
-        factors = _best(grid, plain, "request_overhead_s")
+        factors = _fit_pair(
+            plain, factors, ("compute_efficiency", COMPUTE_GRID), ("request_overhead_s", overheads)
+        )
     quantized = [p for p in points if p.model.quantized]
     if quantized and plain is not points:
         # Compute-bound prefill time scales as 1 / quantized_compute: the median source's error
