@@ -156,15 +156,31 @@ def steady_state(served: Served, prompt: int, answer: int, users: float) -> Oper
         ttft, tpot = _times_at_rate(served, prompt, answer, users, rate)
         return ttft + steps * tpot
 
+    # Regula falsi (Illinois variant) on f(λ) = λ × latency(λ) − N, increasing in λ: a few
+    # evaluations where bisection needs twenty; bisection where f is infinite (past capacity).
     low, high = 0.0, users / latency(0.0)
-    while high * latency(high) < users:
-        low, high = high, high * 2
+    f_low, f_high = -users, high * latency(high) - users
+    while f_high < 0:
+        low, f_low, high = high, f_high, high * 2
+        f_high = high * latency(high) - users
+    side = 0
     while high - low > RELATIVE_TOLERANCE * high:
-        middle = (low + high) / 2
-        if middle * latency(middle) < users:
-            low = middle
+        middle = (
+            (low * f_high - high * f_low) / (f_high - f_low) if math.isfinite(f_high) else (low + high) / 2
+        )
+        f_middle = middle * latency(middle) - users
+        if f_middle < 0:
+            low, f_low = middle, f_middle
+            if side == -1:
+                f_high /= 2
+            side = -1
         else:
-            high = middle
+            high, f_high = middle, f_middle
+            if side == 1:
+                f_low /= 2
+            side = 1
+        if f_middle == 0:
+            break
     rate = low
     ttft, tpot = _times_at_rate(served, prompt, answer, users, rate)
     return Operating(users, ttft, tpot, ttft + steps * tpot, rate * answer, rate)
