@@ -77,12 +77,14 @@ def goals(rows: list[Row], title: str) -> bool:
 def coverage(points: tuple[CalibrationPoint, ...]) -> str:
     """What the calibration set spans, against the issue's "at least 60 points over at least 6 GPUs,
     concurrency 1 to 256"."""
-    concurrency = [p.concurrency for p in points]
+    concurrency = [p.concurrency for p in points if p.rate is None]
+    rates = [p.rate for p in points if p.rate is not None]
+    at_rates = f", offered rates {min(rates):g} to {max(rates):g} req/s" if rates else ""
     moe = sum(1 for p in points if p.model.expert_bytes)
     return (
         f"calibration set: {len(points)} points ({sum(p.held_out for p in points)} held out) from "
         f"{len({p.source for p in points})} sources, {len({p.card for p in points})} GPUs "
-        f"({', '.join(sorted({p.card for p in points}))}), concurrency {min(concurrency)} to {max(concurrency)}, "
+        f"({', '.join(sorted({p.card for p in points}))}), concurrency {min(concurrency)} to {max(concurrency)}{at_rates}, "
         f"{len(points) - moe} dense / {moe} MoE, engines {', '.join(sorted({p.engine for p in points}))}, "
         f"weights {', '.join(sorted({p.precision for p in points}))} "
         f"(goal: >= 60 points, >= 6 GPUs, concurrency 1 to 256)"
@@ -114,9 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         for p, estimate, error, inside in rows:
             if p.held_out != held:
                 continue
-            load = f"{p.prompt}/{p.answer}×{p.concurrency}"
             print(
-                f"{p.source:4} {p.label[:48]:48} {p.metric:22} {load:>14} {p.value:10.2f} {estimate:10.2f} "
+                f"{p.source:4} {p.label[:48]:48} {p.metric:22} {p.load:>14} {p.value:10.2f} {estimate:10.2f} "
                 f"{error:+7.0%} {'in' if inside else 'OUT'}"
             )
     print("\n== median |error| per metric and engine ==")

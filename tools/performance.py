@@ -26,7 +26,14 @@ from tools.errors import InvalidInputError, UnknownChoiceError
 from tools.performance_facts import hardware, load_data, model_facts
 from tools.performance_measured import load_measurements
 from tools.performance_physics import Factors
-from tools.performance_serving import Operating, Served, offline_batch, prefill_chunk, steady_state
+from tools.performance_serving import (
+    Operating,
+    Served,
+    offline_batch,
+    prefill_chunk,
+    steady_state,
+    users_at_rate,
+)
 from tools.schemas import Band, Measurement, PerformanceEstimate, PerformanceTarget
 
 if TYPE_CHECKING:
@@ -215,20 +222,7 @@ def operating_point(setup: Setup, workload: Workload, users: float) -> Operating
 def users_for_rate(setup: Setup, workload: Workload, rate: float, max_users: float) -> tuple[float, bool]:
     """Little's law as a fixed point: the users N with N = rate × latency(N). Returns (N, saturated):
     saturated when even `max_users` sequences cannot absorb the rate."""
-
-    def excess(users: float) -> float:
-        return rate * operating_point(setup, workload, users).e2e_s - users
-
-    if excess(max_users) > 0:
-        return max_users, True
-    low, high = 1e-6, max_users
-    for _ in range(40):
-        middle = math.sqrt(low * high)
-        if excess(middle) > 0:
-            low = middle
-        else:
-            high = middle
-    return high, False
+    return users_at_rate(lambda users: operating_point(setup, workload, users).e2e_s, rate, max_users)
 
 
 def _band(best: float, band: dict[str, float], rate: bool = False) -> Band:

@@ -5,14 +5,17 @@ Pure arithmetic on plain numbers; the efficiency factors come from tools/perform
 - Decode is bound by memory traffic: every step reads the weights once (for a mixture of experts
   only the experts the batch's tokens route to) plus the KV cache of every running sequence; or by
   compute (2 FLOPs per active parameter per token) when the batch is large. Whichever is larger,
-  divided by the share of peak the engine reaches, plus a fixed per-step cost (scheduling, kernel
-  launches, sampling) and, for a mixture of experts, a fixed cost per routed layer (gating, top-k,
-  sorting tokens by expert: several small kernels whatever the batch). Sources: the roofline analyses of LLM-Viewer (Yuan et al. 2024, "LLM
+  divided by the share of peak the engine reaches, plus a fixed per-step cost (scheduling,
+  sampling), a fixed cost per layer (its norm, projections, attention and activation kernels each
+  take a few microseconds to launch and ramp up however small their matrices: the floor a small
+  model hits, where a 2-billion-parameter model's step is mostly these) and, for a mixture of
+  experts, a fixed cost per routed layer (gating, top-k, sorting tokens by expert: several small
+  kernels whatever the batch). Sources: the roofline analyses of LLM-Viewer (Yuan et al. 2024, "LLM
   Inference Unveiled") and GenZ (Bambhaniya et al. 2024).
 - Prefill is compute bound: 2 × active parameters × prompt tokens, plus attention
   (≈ 2 × layers × tokens² × hidden for a causal prompt), and never faster than one read of the
   weights.
-- Tensor parallelism (vLLM, TensorRT-LLM) splits every matrix over the GPUs, so they read and
+- Tensor parallelism (vLLM, TensorRT-LLM, SGLang) splits every matrix over the GPUs, so they read and
   compute in parallel, and adds two all-reduces per layer of the batch's hidden states. llama.cpp's
   layer split and transformers' device_map run the layers one GPU after the other instead.
 """
@@ -74,10 +77,11 @@ class Factors(NamedTuple):
     request_overhead_s: float  # fixed cost before the first token (HTTP, tokenizer, scheduling)
     moe_layer_overhead_s: float = 0.0  # fixed cost per mixture-of-experts layer and step (routing)
     quantized_compute: float = 1.0  # prefill speed of integer-quantized weights relative to 16-bit
+    layer_overhead_s: float = 0.0  # fixed cost per layer and step (its kernels' launch and ramp)
 
 
 def tensor_parallel(engine: str) -> bool:
-    return engine in ("vllm", "trtllm")
+    return engine in ("vllm", "trtllm", "sglang")
 
 
 def kv_read_bytes(model: ModelFacts, context: float) -> float:
@@ -141,7 +145,11 @@ def step_s(
     peak = peak_flops(hw, model)
     efficiency = factors.compute_efficiency * (factors.quantized_compute if model.quantized else 1.0)
     t_compute = flops / (peak * parallel * efficiency) if peak else 0.0
-    fixed = factors.step_overhead_s + model.moe_layers * factors.moe_layer_overhead_s
+    fixed = (
+        factors.step_overhead_s
+        + model.layers * factors.layer_overhead_s
+        + model.moe_layers * factors.moe_layer_overhead_s
+    )
     return max(t_memory, t_compute) + fixed + communication_s(model, hw, engine, tokens)
 
 

@@ -10,6 +10,7 @@ TTFT and TPOT, which depend on both (Little's law: N = rate × (TTFT + (answer �
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -17,7 +18,8 @@ from tools.performance_physics import Factors, Hardware, ModelFacts, step_s
 
 # Prompt tokens one engine step takes (the prefill chunk): vLLM's max_num_batched_tokens default
 # (8192 on cards of 70 GiB and more, 2048 below; tools/engines.py), TensorRT-LLM's max_num_tokens
-# default 8192, llama.cpp's micro-batch n_ubatch 512 (tools/engines.py LLAMACPP_UBATCH).
+# default 8192, SGLang's chunked_prefill_size (8192 on large cards, smaller below, read like
+# vLLM's), llama.cpp's micro-batch n_ubatch 512 (tools/engines.py LLAMACPP_UBATCH).
 LARGE_GPU_BYTES = 70 * 2**30
 # Guards of `next_times` (one round from measured figures, used by the fit): a measured run is never
 # saturated, so these only keep a bad figure from dividing by zero.
@@ -29,7 +31,7 @@ RELATIVE_TOLERANCE = 1e-7
 
 
 def prefill_chunk(engine: str, card_memory_bytes: float) -> float:
-    if engine == "vllm":
+    if engine in ("vllm", "sglang"):
         return 8192 if card_memory_bytes >= LARGE_GPU_BYTES else 2048
     if engine == "trtllm":
         return 8192
@@ -195,3 +197,43 @@ def offline_batch(served: Served, prompt: int, answer: int, batch: int) -> Opera
     e2e = ttft + max(answer - 1, 0) * tpot
     rate = batch / e2e
     return Operating(batch, ttft, tpot, e2e, rate * answer, rate)
+
+
+def wave(served: Served, prompt: int, answer: int, users: int) -> Operating:
+    """`users` requests of one length sent at once, again and again (a load generator with a
+    concurrency cap and no arrival rate, e.g. `vllm bench serve --max-concurrency N` on fixed
+    random lengths): the prompts are prefilled together, chunk after chunk, then the answers run
+    in lockstep. The median request gets its first token with the chunk that ends its prompt,
+    about halfway through the wave's prefill, and its answer waits for the rest of it. TTFT and TPOT are the median request's."""
+    context = prompt + answer / 2
+    steps = max(answer - 1, 0)
+    prefill = served.prefill(prompt * users, prompt, 0, 0)
+    # The median request's prompt ends with the chunk that holds its last token.
+    median_share = chunk_count((users // 2 + 1) * prompt, served.chunk) / chunk_count(
+        prompt * users, served.chunk
+    )
+    tpot = served.step(users, context) + (prefill * (1 - median_share) / steps if steps else 0.0)
+    e2e = served.factors.request_overhead_s + prefill + steps * served.step(users, context)
+    rate = users / e2e
+    ttft = served.factors.request_overhead_s + prefill * median_share
+    return Operating(users, ttft, tpot, e2e, rate * answer, rate)
+
+
+def users_at_rate(latency: Callable[[float], float], rate: float, max_users: float) -> tuple[float, bool]:
+    """Little's law as a fixed point: the users N with N = rate × latency(N), where latency(N) is the
+    request latency with N users. Returns (N, saturated): saturated when even `max_users` cannot
+    absorb the rate (requests would queue)."""
+
+    def excess(users: float) -> float:
+        return rate * latency(users) - users
+
+    if excess(max_users) > 0:
+        return max_users, True
+    low, high = 1e-6, max_users
+    for _ in range(40):
+        middle = math.sqrt(low * high)
+        if excess(middle) > 0:
+            low = middle
+        else:
+            high = middle
+    return high, False
