@@ -212,8 +212,9 @@ def cross_validated_errors(fit_points: list[CalibrationPoint]) -> list[tuple[Cal
     its own source (leave one source out): errors the size a new setup will see."""
     out = []
     for source in sorted({p.source for p in fit_points}):
-        rest = [p for p in fit_points if p.source != source]
-        engines = fit_factors(rest)
+        # Engines are fitted independently: only those this source measured need refitting.
+        theirs = {p.engine for p in fit_points if p.source == source}
+        engines = fit_factors([p for p in fit_points if p.source != source and p.engine in theirs])
         for p in fit_points:
             if p.source == source and p.engine in engines:
                 factors = factors_for(engines, p.engine, p.hw.generation)

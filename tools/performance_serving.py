@@ -171,6 +171,9 @@ def steady_state(served: Served, prompt: int, answer: int, users: float) -> Oper
             (low * f_high - high * f_low) / (f_high - f_low) if math.isfinite(f_high) else (low + high) / 2
         )
         f_middle = middle * latency(middle) - users
+        if f_middle == 0:  # the root itself
+            low = high = middle
+            break
         if f_middle < 0:
             low, f_low = middle, f_middle
             if side == -1:
@@ -181,8 +184,6 @@ def steady_state(served: Served, prompt: int, answer: int, users: float) -> Oper
             if side == 1:
                 f_low /= 2
             side = 1
-        if f_middle == 0:
-            break
     rate = low
     ttft, tpot = _times_at_rate(served, prompt, answer, users, rate)
     return Operating(users, ttft, tpot, ttft + steps * tpot, rate * answer, rate)
