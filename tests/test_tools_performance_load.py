@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tools import SizingRequest
@@ -39,9 +39,9 @@ def _served(model: str, card: str, gpus: int) -> Served:
     return setup
 
 
-# A closed loop: where prefill saturates the GPU the request rate stays pinned at capacity, within
-# 1 % (the others' share of it, (N − 1) / N, still creeps, as in test_more_users_never_faster).
-# A wave has no such plateau.
+# A closed loop, until prompts take half the GPU's time (past that the request rate is pinned at
+# capacity, and the others' share of it, (N − 1) / N, still moves it a few per cent); a wave has
+# no such plateau.
 @pytest.mark.parametrize(("load", "slack"), [(steady_state, 1e-2), (wave, 1e-9)])
 @settings(max_examples=30, deadline=None)
 @given(**LOADS)
@@ -56,6 +56,8 @@ def test_more_users_wait_longer_and_are_served_more(
 ) -> None:
     served = _served(*case)
     few, many = load(served, prompt, answer, users), load(served, prompt, answer, users + more)
+    if load is steady_state:
+        assume(few.requests_per_s * served.prefill(prompt, prompt, 0, 0) < 0.5)
     # Each user waits at least as long for the first token and per token, and the node serves at
     # least as many tokens and requests per second.
     assert many.ttft_s >= few.ttft_s * (1 - slack) and many.tpot_s >= few.tpot_s * (1 - slack)
@@ -115,3 +117,14 @@ def test_wave_sources_are_predicted_as_waves() -> None:
             Served(p.model, p.hw, p.engine, factors, p.chunk), p.prompt, p.answer, p.concurrency
         )
         assert predict(p, factors) > staggered.ttft_s * 1000
+
+
+def test_fp16_accumulation_speeds_llamacpp_prompts_on_geforce_cards_only() -> None:
+    served = _served("llama-3.1-8b", "rtx-4090", 1)
+    assert served.hw.fp16_accumulate == 2.0
+    assert _served("llama-3.1-8b", "l40s", 1).hw.fp16_accumulate == 1.0
+    halved = served.hw._replace(fp16_accumulate=1.0)
+    for engine, faster in (("llamacpp", True), ("vllm", False)):
+        geforce = step_s(served.model, served.hw, engine, served.factors, 0, 0, 4096, 2048)
+        plain = step_s(served.model, halved, engine, served.factors, 0, 0, 4096, 2048)
+        assert (geforce < plain) if faster else (geforce == plain)

@@ -33,6 +33,7 @@ ALLREDUCE = {
     "nvlink": (6e-6, 370e9),
     "pcie": (19.4e-6, 28e9),
 }
+LLAMACPP_ENGINES = ("llamacpp", "ollama")
 ACTIVATION_BYTES = 2  # bf16 hidden states travel between GPUs
 ALLREDUCES_PER_LAYER = 2  # after attention and after the MLP (Megatron-style tensor parallelism)
 
@@ -47,6 +48,9 @@ class Hardware(NamedTuple):
     generation: str
     gpus: int
     interconnect: str  # "nvlink" or "pcie"
+    # Tensor rate with FP16 accumulation relative to `bf16_tflops` (FP32 accumulation): 2 on GeForce
+    # cards, which halve FP32 accumulation, 1 on professional and datacenter cards.
+    fp16_accumulate: float = 1.0
 
 
 class ModelFacts(NamedTuple):
@@ -98,11 +102,17 @@ def experts_touched(model: ModelFacts, tokens: float) -> float:
     return 1.0 - (1.0 - pick) ** tokens
 
 
-def peak_flops(hw: Hardware, model: ModelFacts) -> float | None:
+def peak_flops(hw: Hardware, model: ModelFacts, engine: str) -> float | None:
     if not hw.bf16_tflops:
         return None
     fp8 = 2.0 if model.fp8_compute and hw.fp8 else 1.0
-    return hw.bf16_tflops * 1e12 * fp8
+    # llama.cpp multiplies 16-bit weights in half precision (cuBLAS, FP16 accumulation) and
+    # quantized ones on INT8 tensor cores: GeForce cards run both at twice the rate their BF16 figure
+    # (FP32 accumulation) implies, professional and datacenter cards at the same rate (NVIDIA's
+    # GA102 and Ada whitepapers: RTX 3090 71 / 142 TFLOPS, RTX 4090 165 / 330; RTX A6000 and
+    # RTX 6000 Ada, the same chips, 155 and 364 either way).
+    accumulate = hw.fp16_accumulate if engine in LLAMACPP_ENGINES else 1.0
+    return hw.bf16_tflops * 1e12 * fp8 * accumulate
 
 
 def _parallel(hw: Hardware, engine: str) -> int:
@@ -142,7 +152,7 @@ def step_s(
     # Attention: QK^T and AV cost 2 FLOPs per multiply-add each, 4 × hidden per attended token and
     # layer; a prompt token attends on average to half the prompt (causal mask).
     flops += 4.0 * model.layers * model.hidden * (prefill_tokens * prefill_context + decoding * context)
-    peak = peak_flops(hw, model)
+    peak = peak_flops(hw, model, engine)
     efficiency = factors.compute_efficiency * (factors.quantized_compute if model.quantized else 1.0)
     t_compute = flops / (peak * parallel * efficiency) if peak else 0.0
     fixed = (
