@@ -322,6 +322,7 @@ def test_the_fit_never_sees_the_held_out_part() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # the fit cross-validates every source: ~4 minutes on one loaded core
 def test_factors_file_is_a_fresh_fit() -> None:
     from tools.performance_fit import FACTORS_FILE, fitted_document
 

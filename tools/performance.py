@@ -18,14 +18,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tools.errors import InvalidInputError, UnknownChoiceError
 from tools.performance_facts import hardware, load_data, model_facts
 from tools.performance_measured import load_measurements
-from tools.performance_physics import Factors, Hardware, ModelFacts
-from tools.performance_serving import Operating, offline_batch, prefill_chunk, steady_state
+from tools.performance_physics import Factors
+from tools.performance_serving import (
+    Operating,
+    Served,
+    offline_batch,
+    prefill_chunk,
+    steady_state,
+    users_at_rate,
+)
 from tools.schemas import Band, Measurement, PerformanceEstimate, PerformanceTarget
 from tools.texts import text
 
@@ -164,15 +172,12 @@ def bands_for(engine: str) -> dict[str, dict[str, float]]:
     return {group: own.get(group, pooled) for group, pooled in doc["bands"].items()}
 
 
-class Setup(NamedTuple):
-    """The roofline's view of one option: model at its precision, hardware, engine, factors."""
+@dataclass(frozen=True)
+class Setup(Served):
+    """The roofline's view of one option (model at its precision, hardware, engine, factors) and
+    a short account of the factors."""
 
-    model: ModelFacts
-    hw: Hardware
-    engine: str
-    factors: Factors
-    chunk: float
-    detail: str
+    detail: str = ""
 
 
 def setup_for(scenario: Scenario, card_id: str, gpus: int) -> Setup | None:
@@ -201,49 +206,18 @@ def setup_for(scenario: Scenario, card_id: str, gpus: int) -> Setup | None:
 
 def operating_point(setup: Setup, workload: Workload, users: float) -> Operating:
     if setup.engine == "transformers":
-        batch = offline_batch(
-            setup.model,
-            setup.hw,
-            setup.engine,
-            setup.factors,
-            workload.input_len,
-            workload.output_len,
-            max(1, math.ceil(users)),
-            setup.chunk,
-        )
+        batch = offline_batch(setup, workload.input_len, workload.output_len, max(1, math.ceil(users)))
         rate = users / batch.e2e_s
         return batch._replace(
             concurrency=users, requests_per_s=rate, output_tok_s_total=rate * workload.output_len
         )
-    return steady_state(
-        setup.model,
-        setup.hw,
-        setup.engine,
-        setup.factors,
-        workload.input_len,
-        workload.output_len,
-        users,
-        setup.chunk,
-    )
+    return steady_state(setup, workload.input_len, workload.output_len, users)
 
 
 def users_for_rate(setup: Setup, workload: Workload, rate: float, max_users: float) -> tuple[float, bool]:
     """Little's law as a fixed point: the users N with N = rate × latency(N). Returns (N, saturated):
     saturated when even `max_users` sequences cannot absorb the rate."""
-
-    def excess(users: float) -> float:
-        return rate * operating_point(setup, workload, users).e2e_s - users
-
-    if excess(max_users) > 0:
-        return max_users, True
-    low, high = 1e-6, max_users
-    for _ in range(40):
-        middle = math.sqrt(low * high)
-        if excess(middle) > 0:
-            low = middle
-        else:
-            high = middle
-    return high, False
+    return users_at_rate(lambda users: operating_point(setup, workload, users).e2e_s, rate, max_users)
 
 
 def _band(best: float, band: dict[str, float], rate: bool = False) -> Band:

@@ -23,7 +23,15 @@ from tools.performance_facts import (
     plain_model_facts,
 )
 from tools.performance_physics import Factors, Hardware, ModelFacts
-from tools.performance_serving import next_times, offline_batch, prefill_chunk, steady_state
+from tools.performance_serving import (
+    Served,
+    next_times,
+    offline_batch,
+    prefill_chunk,
+    steady_state,
+    users_at_rate,
+    wave,
+)
 from tools.precision import FORMATS, PRECISIONS, token_embedding_bytes, weights
 
 GIB = 2**30
@@ -32,6 +40,7 @@ GIB = 2**30
 DECODE = ("tpot_ms", "decode_tok_s", "output_tok_s_per_user")
 PREFILL = ("ttft_ms", "prefill_tok_s")
 THROUGHPUT = ("output_tok_s_total", "e2e_latency_ms")
+MAX_RATE_USERS = 4096.0  # an offered rate that needs more users than this is past any card's capacity
 RATES = ("decode_tok_s", "output_tok_s_per_user", "prefill_tok_s", "output_tok_s_total")
 
 
@@ -60,13 +69,20 @@ class CalibrationPoint(NamedTuple):
     value: float
     prompt: int
     answer: int
-    concurrency: int
+    concurrency: int  # concurrent requests (0 for a run at an offered rate)
     siblings: dict[str, float]  # the other figures measured in the same run
+    together: bool = False  # the benchmark sends its concurrent requests at once, in waves
+    rate: float | None = None  # offered requests per second (open loop), instead of a concurrency
 
     @property
     def label(self) -> str:
         gpus = f"{self.gpus}× " if self.gpus > 1 else ""
         return f"{self.model_id} {self.precision} {self.engine} {gpus}{self.card}"
+
+    @property
+    def load(self) -> str:
+        shape = f"{self.prompt}/{self.answer}"
+        return f"{shape}@{self.rate:g}/s" if self.rate is not None else f"{shape}×{self.concurrency}"
 
 
 def _weight_bytes(src: dict[str, Any], spec: dict[str, Any] | None) -> tuple[float, Any]:
@@ -114,18 +130,23 @@ def held_out(source_id: str) -> bool:
     return int(source_id[1:]) % 3 == 2
 
 
+def _run(point: dict[str, Any]) -> tuple[int, int, float]:
+    """The run a figure belongs to: its lengths and its load (concurrency, or offered rate)."""
+    load = point["concurrency"] if "concurrency" in point else -float(point["request_rate"])
+    return int(point["input_len"]), int(point["output_len"]), load
+
+
 @cache
 def calibration_points() -> tuple[CalibrationPoint, ...]:
     doc = load_data("performance_calibration.json")
     points = []
     for src in doc["sources"]:
         model, hw, chunk = _setup(src, doc)
-        runs: dict[tuple[int, int, int], dict[str, float]] = {}
+        runs: dict[tuple[int, int, float], dict[str, float]] = {}
         kept = [p for p in src["points"] if "excluded" not in p]
         for p in kept:
-            runs.setdefault((p["input_len"], p["output_len"], p["concurrency"]), {})[p["metric"]] = p["value"]
+            runs.setdefault(_run(p), {})[p["metric"]] = p["value"]
         for p in kept:
-            key = (p["input_len"], p["output_len"], p["concurrency"])
             points.append(
                 CalibrationPoint(
                     source=src["id"],
@@ -144,8 +165,10 @@ def calibration_points() -> tuple[CalibrationPoint, ...]:
                     value=float(p["value"]),
                     prompt=int(p["input_len"]),
                     answer=int(p["output_len"]),
-                    concurrency=int(p["concurrency"]),
-                    siblings={m: v for m, v in runs[key].items() if m != p["metric"]},
+                    concurrency=int(p.get("concurrency", 0)),
+                    siblings={m: v for m, v in runs[_run(p)].items() if m != p["metric"]},
+                    together=src.get("arrivals") == "together",
+                    rate=float(p["request_rate"]) if "request_rate" in p else None,
                 )
             )
     return tuple(points)
@@ -158,30 +181,28 @@ def as_time(metric: str, value: float, answer: int = 1) -> float:
     return value / 1000.0
 
 
+def served(point: CalibrationPoint, factors: Factors) -> Served:
+    return Served(point.model, point.hw, point.engine, factors, point.chunk)
+
+
 def predict(point: CalibrationPoint, factors: Factors) -> float:
     """The model's value of the point's metric, in the point's own unit, from the setup alone."""
-    m, hw, engine = point.model, point.hw, point.engine
     if point.metric == "prefill_tok_s":
-        op = offline_batch(
-            m, hw, engine, factors._replace(request_overhead_s=0.0), point.prompt, 1, 1, point.chunk
-        )
+        op = offline_batch(served(point, factors._replace(request_overhead_s=0.0)), point.prompt, 1, 1)
         return point.prompt / op.ttft_s
     if point.metric == "decode_tok_s":
-        op = offline_batch(m, hw, engine, factors, 0, point.answer, 1, point.chunk)
-        return 1.0 / op.tpot_s
+        return 1.0 / offline_batch(served(point, factors), 0, point.answer, 1).tpot_s
     if point.metric == "e2e_latency_ms":
-        op = offline_batch(
-            m,
-            hw,
-            engine,
-            factors._replace(request_overhead_s=0.0),
-            point.prompt,
-            point.answer,
-            point.concurrency,
-            point.chunk,
+        no_overhead = served(point, factors._replace(request_overhead_s=0.0))
+        return offline_batch(no_overhead, point.prompt, point.answer, point.concurrency).e2e_s * 1000
+    setup = served(point, factors)
+    if point.rate is not None:
+        users, _ = users_at_rate(
+            lambda n: steady_state(setup, point.prompt, point.answer, n).e2e_s, point.rate, MAX_RATE_USERS
         )
-        return op.e2e_s * 1000
-    op = steady_state(m, hw, engine, factors, point.prompt, point.answer, point.concurrency, point.chunk)
+        op = steady_state(setup, point.prompt, point.answer, users)
+    else:
+        op = (wave if point.together else steady_state)(setup, point.prompt, point.answer, point.concurrency)
     return {
         "ttft_ms": op.ttft_s * 1000,
         "tpot_ms": op.tpot_s * 1000,
@@ -194,15 +215,14 @@ def conditional_time(point: CalibrationPoint, factors: Factors) -> float:
     """Like `predict` (as a time, see `as_time`), but the load around a concurrent run is taken
     from the run's own measured figures where they exist: one engine step instead of a fixed
     point, which keeps the fit's grid search fast."""
-    c = point.concurrency
-    if c <= 1 or point.metric not in ("tpot_ms", "ttft_ms", "output_tok_s_per_user"):
+    if point.together or point.metric not in ("tpot_ms", "ttft_ms", "output_tok_s_per_user"):
         return as_time(point.metric, predict(point, factors))
     s = point.siblings
     tpot = s.get("tpot_ms", point.value if point.metric == "tpot_ms" else math.nan) / 1000
     ttft = s.get("ttft_ms", point.value if point.metric == "ttft_ms" else math.nan) / 1000
-    if math.isnan(tpot) or math.isnan(ttft):
+    if math.isnan(tpot) or math.isnan(ttft) or (point.rate is None and point.concurrency <= 1):
         return as_time(point.metric, predict(point, factors))
-    ttft_next, tpot_next = next_times(
-        point.model, point.hw, point.engine, factors, point.prompt, point.answer, c, point.chunk, ttft, tpot
-    )
+    # At an offered rate the users at once are Little's law on the measured latency.
+    users = point.concurrency if point.rate is None else point.rate * (ttft + max(point.answer - 1, 0) * tpot)
+    ttft_next, tpot_next = next_times(served(point, factors), point.prompt, point.answer, users, ttft, tpot)
     return ttft_next if point.metric == "ttft_ms" else tpot_next

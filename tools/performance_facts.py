@@ -41,7 +41,12 @@ def hardware(card_id: str, gpus: int, interconnect: str | None = None) -> Hardwa
         generation=row.get("generation", "unknown"),
         gpus=gpus,
         interconnect=interconnect or row.get("interconnect", "pcie"),
+        fp16_accumulate=_fp16_accumulate(card_id),
     )
+
+
+def _fp16_accumulate(card_id: str) -> float:
+    return 2.0 if card_id in _hardware_table()["geforce"] else 1.0
 
 
 def extra_hardware(card_id: str, spec: dict[str, Any], gpus: int) -> Hardware:
@@ -55,6 +60,7 @@ def extra_hardware(card_id: str, spec: dict[str, Any], gpus: int) -> Hardware:
         generation,
         gpus,
         "pcie",
+        _fp16_accumulate(card_id),
     )
 
 

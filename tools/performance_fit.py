@@ -2,10 +2,13 @@
 
 Run `python -m tools.performance_fit` to refit and rewrite tools/data/perf_factors.json (a test
 checks the file matches a fresh fit). For each engine: grid searches of (bandwidth efficiency,
-per-step overhead) on the dense models' decode figures, of the per-layer routing cost on the
+per-step overhead) for each per-layer overhead on the dense models' decode figures (models of 28 to
+80 layers tell a cost per layer from a cost per step), of the per-layer routing cost on the
 mixtures of experts', of (compute efficiency, per-request overhead) on the time-to-first-token
-figures of 16-bit and FP8 weights and of the relative prefill speed of integer-quantized weights, minimising the median over sources of each source's mean |log error| (among scores within 2 % of
-the best, the smallest fixed overhead: the figures rarely separate a fixed cost from an efficiency), alternated twice; then, per GPU
+figures of 16-bit and FP8 weights and of the relative prefill speed of integer-quantized weights,
+minimising the median over sources of each source's mean |log error| (among scores within 2 % of
+the best, the smallest fixed overhead: the figures rarely separate a fixed cost from an
+efficiency), alternated twice; then, per GPU
 generation with figures from at least two sources, the efficiencies are scaled by the median ratio of
 that generation's errors. The band of every estimate is the 5th to 95th percentile, per metric
 group, of leave-one-source-out errors on the fit points: each source estimated by factors fitted
@@ -36,13 +39,16 @@ STEP_OVERHEAD_GRID = [0.0005 * i for i in range(17)]  # 0 .. 8 ms
 COMPUTE_GRID = [round(0.10 + 0.02 * i, 2) for i in range(46)]  # 0.10 .. 1.00
 REQUEST_OVERHEAD_GRID = [0.002 * i for i in range(31)]  # 0 .. 60 ms
 QUANTIZED_RANGE = (0.3, 1.2)
+LAYER_OVERHEAD_GRID = [0.00001 * i for i in range(11)]  # 0 .. 100 µs per layer
 MOE_OVERHEAD_GRID = [0.000005 * i for i in range(41)]  # 0 .. 200 µs per routed layer
 MIN_GENERATION_SOURCES = 2
-SCORE_SLACK = 0.02  # scores within 2 % of the best count as a tie (see _best)
+SCORE_SLACK = 0.02  # scores within 2 % of the best count as a tie (see _fit_pair)
 BAND_QUANTILES = (0.05, 0.95)
-# An engine gets its own band for a metric group only with enough cross-validated errors behind it.
-MIN_BAND_POINTS = 5
+# An engine gets its own band for a metric group only with enough cross-validated errors behind it:
+# the 5th and 95th percentiles of five errors are just their extremes.
+MIN_BAND_POINTS = 10
 MIN_BAND_SOURCES = 3
+UNFITTED_ENGINES = {"sglang": "vllm"}
 FACTORS_FILE = Path(__file__).parent / "data" / "perf_factors.json"
 
 
@@ -66,29 +72,41 @@ def _score(points: list[CalibrationPoint], factors: Factors) -> float:
     return statistics.median(per_source) + 0.1 * statistics.fmean(per_source)
 
 
-def _best(candidates: list[Factors], points: list[CalibrationPoint], overhead: str) -> Factors:
-    """The best-scoring factors; among those within SCORE_SLACK of the best, the smallest fixed
-    overhead: when the figures cannot tell a fixed cost from a lower efficiency (one prompt length,
-    one model size), the fit does not invent a fixed cost."""
-    scored = [(_score(points, f), f) for f in candidates]
+def _fit_pair(
+    points: list[CalibrationPoint],
+    factors: Factors,
+    efficiency: tuple[str, list[float]],
+    overhead: tuple[str, list[float]],
+) -> Factors:
+    """The best-scoring (efficiency, fixed overhead) pair of the two grids; among those within
+    SCORE_SLACK of the best, the smallest overhead (then the highest efficiency): when the figures
+    cannot tell a fixed cost from a lower efficiency (one prompt length, one model size), the fit
+    does not invent a fixed cost."""
+    (efficiency_field, efficiencies), (overhead_field, overheads) = efficiency, overhead
+    grid = [
+        factors._replace(**{efficiency_field: e, overhead_field: o}) for e in efficiencies for o in overheads
+    ]
+    scored = [(_score(points, f), f) for f in grid]
     best = min(score for score, _ in scored)
     near = [f for score, f in scored if score <= best * (1 + SCORE_SLACK) + 1e-12]
-    return min(near, key=lambda f: (getattr(f, overhead), -_efficiency(f, overhead)))
-
-
-def _efficiency(factors: Factors, overhead: str) -> float:
-    return factors.bandwidth_efficiency if overhead == "step_overhead_s" else factors.compute_efficiency
+    return min(near, key=lambda f: (getattr(f, overhead_field), -getattr(f, efficiency_field)))
 
 
 def _fit_decode(points: list[CalibrationPoint], factors: Factors) -> Factors:
     dense = [p for p in points if not p.model.moe_layers]
     if dense:
-        grid = [
-            factors._replace(bandwidth_efficiency=b, step_overhead_s=o)
-            for b in BANDWIDTH_GRID
-            for o in STEP_OVERHEAD_GRID
+        fits = [
+            _fit_pair(
+                dense,
+                factors._replace(layer_overhead_s=layer),
+                ("bandwidth_efficiency", BANDWIDTH_GRID),
+                ("step_overhead_s", STEP_OVERHEAD_GRID),
+            )
+            for layer in LAYER_OVERHEAD_GRID
         ]
-        factors = _best(grid, dense, "step_overhead_s")
+        scores = [_score(dense, f) for f in fits]
+        best = min(scores)
+        factors = next(f for f, s in zip(fits, scores, strict=True) if s <= best * (1 + SCORE_SLACK) + 1e-12)
     moe = [p for p in points if p.model.moe_layers]
     if moe:
         factors = min(
@@ -104,12 +122,9 @@ def _fit_prefill(points: list[CalibrationPoint], factors: Factors) -> Factors:
     plain = [p for p in points if not p.model.quantized] or points
     if plain:
         overheads = REQUEST_OVERHEAD_GRID if any(p.metric == "ttft_ms" for p in plain) else [0.0]
-        grid = [
-            factors._replace(compute_efficiency=c, request_overhead_s=o)
-            for c in COMPUTE_GRID
-            for o in overheads
-        ]
-        factors = _best(grid, plain, "request_overhead_s")
+        factors = _fit_pair(
+            plain, factors, ("compute_efficiency", COMPUTE_GRID), ("request_overhead_s", overheads)
+        )
     quantized = [p for p in points if p.model.quantized]
     if quantized and plain is not points:
         # Compute-bound prefill time scales as 1 / quantized_compute: the median source's error
@@ -197,8 +212,9 @@ def cross_validated_errors(fit_points: list[CalibrationPoint]) -> list[tuple[Cal
     its own source (leave one source out): errors the size a new setup will see."""
     out = []
     for source in sorted({p.source for p in fit_points}):
-        rest = [p for p in fit_points if p.source != source]
-        engines = fit_factors(rest)
+        # Engines are fitted independently: only those this source measured need refitting.
+        theirs = {p.engine for p in fit_points if p.source == source}
+        engines = fit_factors([p for p in fit_points if p.source != source and p.engine in theirs])
         for p in fit_points:
             if p.source == source and p.engine in engines:
                 factors = factors_for(engines, p.engine, p.hw.generation)
@@ -226,7 +242,8 @@ def fit(points: Iterable[CalibrationPoint] | None = None) -> dict:
         if len(rows) >= MIN_BAND_POINTS and len({s for s, _ in rows}) >= MIN_BAND_SOURCES:
             engine_bands.setdefault(engine, {})[group] = _band_row([e for _, e in rows])
     return {
-        "about": "Efficiency factors of the serving-performance estimate, fitted by tools/performance_fit.py on the fit part of tools/data/performance_calibration.json (held-out sources never used). bands: 5th and 95th percentile, per metric group, of log(measured time / estimated time) on the fit points, each estimated with factors fitted without its own source (leave one source out); an estimate's band is its best x exp(band). engine_bands: the same per engine where it has at least 5 such errors from 3 sources; otherwise the pooled band applies.",
+        "about": "Efficiency factors of the serving-performance estimate, fitted by tools/performance_fit.py on the fit part of tools/data/performance_calibration.json (held-out sources never used). bands: 5th and 95th percentile, per metric group, of log(measured time / estimated time) on the fit points, each estimated with factors fitted without its own source (leave one source out); an estimate's band is its best x exp(band). engine_bands: the same per engine where it has at least "
+        f"{MIN_BAND_POINTS} such errors from {MIN_BAND_SOURCES} sources (fewer would make the percentiles the extremes of a handful); otherwise the pooled band applies.",
         "held_out_sources": sorted({p.source for p in calibration_points() if p.held_out}),
         "engines": engines,
         "bands": bands,
@@ -235,7 +252,9 @@ def fit(points: Iterable[CalibrationPoint] | None = None) -> dict:
 
 
 def factors_for(engines: dict, engine: str, generation: str) -> Factors:
-    row = engines[engine]
+    """An engine's fitted factors on a generation; an engine without a fit source (SGLang) takes
+    vLLM's, the closest engine in how it batches and which kernels it runs."""
+    row = engines.get(engine) or engines[UNFITTED_ENGINES[engine]]
     return Factors(**row["generations"].get(generation, row["factors"]))
 
 

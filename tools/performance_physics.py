@@ -5,14 +5,17 @@ Pure arithmetic on plain numbers; the efficiency factors come from tools/perform
 - Decode is bound by memory traffic: every step reads the weights once (for a mixture of experts
   only the experts the batch's tokens route to) plus the KV cache of every running sequence; or by
   compute (2 FLOPs per active parameter per token) when the batch is large. Whichever is larger,
-  divided by the share of peak the engine reaches, plus a fixed per-step cost (scheduling, kernel
-  launches, sampling) and, for a mixture of experts, a fixed cost per routed layer (gating, top-k,
-  sorting tokens by expert: several small kernels whatever the batch). Sources: the roofline analyses of LLM-Viewer (Yuan et al. 2024, "LLM
+  divided by the share of peak the engine reaches, plus a fixed per-step cost (scheduling,
+  sampling), a fixed cost per layer (its norm, projections, attention and activation kernels each
+  take a few microseconds to launch and ramp up however small their matrices: the floor a small
+  model hits, where a 2-billion-parameter model's step is mostly these) and, for a mixture of
+  experts, a fixed cost per routed layer (gating, top-k, sorting tokens by expert: several small
+  kernels whatever the batch). Sources: the roofline analyses of LLM-Viewer (Yuan et al. 2024, "LLM
   Inference Unveiled") and GenZ (Bambhaniya et al. 2024).
 - Prefill is compute bound: 2 × active parameters × prompt tokens, plus attention
   (≈ 2 × layers × tokens² × hidden for a causal prompt), and never faster than one read of the
   weights.
-- Tensor parallelism (vLLM, TensorRT-LLM) splits every matrix over the GPUs, so they read and
+- Tensor parallelism (vLLM, TensorRT-LLM, SGLang) splits every matrix over the GPUs, so they read and
   compute in parallel, and adds two all-reduces per layer of the batch's hidden states. llama.cpp's
   layer split and transformers' device_map run the layers one GPU after the other instead.
 """
@@ -30,6 +33,7 @@ ALLREDUCE = {
     "nvlink": (6e-6, 370e9),
     "pcie": (19.4e-6, 28e9),
 }
+LLAMACPP_ENGINES = ("llamacpp", "ollama")
 ACTIVATION_BYTES = 2  # bf16 hidden states travel between GPUs
 ALLREDUCES_PER_LAYER = 2  # after attention and after the MLP (Megatron-style tensor parallelism)
 
@@ -44,6 +48,9 @@ class Hardware(NamedTuple):
     generation: str
     gpus: int
     interconnect: str  # "nvlink" or "pcie"
+    # Tensor rate with FP16 accumulation relative to `bf16_tflops` (FP32 accumulation): 2 on GeForce
+    # cards, which halve FP32 accumulation, 1 on professional and datacenter cards.
+    fp16_accumulate: float = 1.0
 
 
 class ModelFacts(NamedTuple):
@@ -74,10 +81,11 @@ class Factors(NamedTuple):
     request_overhead_s: float  # fixed cost before the first token (HTTP, tokenizer, scheduling)
     moe_layer_overhead_s: float = 0.0  # fixed cost per mixture-of-experts layer and step (routing)
     quantized_compute: float = 1.0  # prefill speed of integer-quantized weights relative to 16-bit
+    layer_overhead_s: float = 0.0  # fixed cost per layer and step (its kernels' launch and ramp)
 
 
 def tensor_parallel(engine: str) -> bool:
-    return engine in ("vllm", "trtllm")
+    return engine in ("vllm", "trtllm", "sglang")
 
 
 def kv_read_bytes(model: ModelFacts, context: float) -> float:
@@ -94,11 +102,17 @@ def experts_touched(model: ModelFacts, tokens: float) -> float:
     return 1.0 - (1.0 - pick) ** tokens
 
 
-def peak_flops(hw: Hardware, model: ModelFacts) -> float | None:
+def peak_flops(hw: Hardware, model: ModelFacts, engine: str) -> float | None:
     if not hw.bf16_tflops:
         return None
     fp8 = 2.0 if model.fp8_compute and hw.fp8 else 1.0
-    return hw.bf16_tflops * 1e12 * fp8
+    # llama.cpp multiplies 16-bit weights in half precision (cuBLAS, FP16 accumulation) and
+    # quantized ones on INT8 tensor cores: GeForce cards run both at twice the rate their BF16 figure
+    # (FP32 accumulation) implies, professional and datacenter cards at the same rate (NVIDIA's
+    # GA102 and Ada whitepapers: RTX 3090 71 / 142 TFLOPS, RTX 4090 165 / 330; RTX A6000 and
+    # RTX 6000 Ada, the same chips, 155 and 364 either way).
+    accumulate = hw.fp16_accumulate if engine in LLAMACPP_ENGINES else 1.0
+    return hw.bf16_tflops * 1e12 * fp8 * accumulate
 
 
 def _parallel(hw: Hardware, engine: str) -> int:
@@ -138,10 +152,14 @@ def step_s(
     # Attention: QK^T and AV cost 2 FLOPs per multiply-add each, 4 × hidden per attended token and
     # layer; a prompt token attends on average to half the prompt (causal mask).
     flops += 4.0 * model.layers * model.hidden * (prefill_tokens * prefill_context + decoding * context)
-    peak = peak_flops(hw, model)
+    peak = peak_flops(hw, model, engine)
     efficiency = factors.compute_efficiency * (factors.quantized_compute if model.quantized else 1.0)
     t_compute = flops / (peak * parallel * efficiency) if peak else 0.0
-    fixed = factors.step_overhead_s + model.moe_layers * factors.moe_layer_overhead_s
+    fixed = (
+        factors.step_overhead_s
+        + model.layers * factors.layer_overhead_s
+        + model.moe_layers * factors.moe_layer_overhead_s
+    )
     return max(t_memory, t_compute) + fixed + communication_s(model, hw, engine, tokens)
 
 

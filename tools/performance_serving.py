@@ -10,22 +10,28 @@ TTFT and TPOT, which depend on both (Little's law: N = rate × (TTFT + (answer �
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from tools.performance_physics import Factors, Hardware, ModelFacts, step_s
 
 # Prompt tokens one engine step takes (the prefill chunk): vLLM's max_num_batched_tokens default
 # (8192 on cards of 70 GiB and more, 2048 below; tools/engines.py), TensorRT-LLM's max_num_tokens
-# default 8192, llama.cpp's micro-batch n_ubatch 512 (tools/engines.py LLAMACPP_UBATCH).
+# default 8192, SGLang's chunked_prefill_size (8192 on large cards, smaller below, read like
+# vLLM's), llama.cpp's micro-batch n_ubatch 512 (tools/engines.py LLAMACPP_UBATCH).
 LARGE_GPU_BYTES = 70 * 2**30
 # Guards of `next_times` (one round from measured figures, used by the fit): a measured run is never
 # saturated, so these only keep a bad figure from dividing by zero.
 MIN_DECODE_SHARE = 0.02
 MAX_PREFILL_BUSY = 0.98
+# The fixed points below stop when a step changes the answer by less than this share: far below
+# any measurement's precision, and it keeps the fit's thousands of evaluations fast.
+RELATIVE_TOLERANCE = 1e-7
 
 
 def prefill_chunk(engine: str, card_memory_bytes: float) -> float:
-    if engine == "vllm":
+    if engine in ("vllm", "sglang"):
         return 8192 if card_memory_bytes >= LARGE_GPU_BYTES else 2048
     if engine == "trtllm":
         return 8192
@@ -39,6 +45,38 @@ def chunk_count(tokens: float, chunk: float) -> float:
     running answers need anyway (chunked prefill fills each step's token budget), so 2,049
     tokens cost one chunk and a sliver, not two."""
     return max(1.0, tokens / chunk) if math.isfinite(chunk) else 1.0
+
+
+@dataclass(frozen=True)
+class Served:
+    """One engine serving one model on one node with given efficiency factors: what every
+    timing of this module needs, whatever the load."""
+
+    model: ModelFacts
+    hw: Hardware
+    engine: str
+    factors: Factors
+    chunk: float  # prompt tokens one engine step takes (`prefill_chunk`)
+
+    def step(
+        self, decoding: float, context: float, prefill_tokens: float = 0.0, prefill_context: float = 0.0
+    ) -> float:
+        return step_s(
+            self.model, self.hw, self.engine, self.factors, decoding, context, prefill_tokens, prefill_context
+        )
+
+    def prefill(self, tokens: float, prompt: float, decoding: float, context: float) -> float:
+        """Time to push `tokens` prompt tokens through, chunk by chunk, each chunk in a step that
+        also carries the `decoding` running answers."""
+        chunks = chunk_count(tokens, self.chunk)
+        return chunks * self.step(decoding, context, tokens / chunks, prompt / 2)
+
+    def interrupted(self, prompt: int, decoding: float, context: float) -> tuple[float, float, float]:
+        """(decode step, one prompt's prefill, what that prefill costs the decoders beyond the
+        decode steps it replaces) with `decoding` answers running."""
+        t_decode = self.step(decoding, context)
+        prefill = self.prefill(prompt, prompt, decoding, context)
+        return t_decode, prefill, max(prefill - chunk_count(prompt, self.chunk) * t_decode, 0.0)
 
 
 class Operating(NamedTuple):
@@ -56,35 +94,14 @@ class Operating(NamedTuple):
         return 1.0 / self.tpot_s
 
 
-def _prefill_time(
-    model: ModelFacts,
-    hw: Hardware,
-    engine: str,
-    factors: Factors,
-    tokens: float,
-    prompt: float,
-    decoding: float,
-    context: float,
-    chunk: float,
-) -> float:
-    """Time to push `tokens` prompt tokens through, chunk by chunk, each chunk in a step that also
-    carries the `decoding` running answers."""
-    chunks = chunk_count(tokens, chunk)
-    per_chunk = tokens / chunks
-    return chunks * step_s(model, hw, engine, factors, decoding, context, per_chunk, prompt / 2)
+def _ttft(served: Served, prefill: float, busy: float) -> float:
+    """A new prompt waits for the prompts ahead of it: M/D/1 queueing on the prefill work,
+    W = ρ / (2 (1 − ρ)) × prefill with ρ the share of time the GPU spends on other prompts."""
+    return served.factors.request_overhead_s + prefill * (1.0 + busy / (2.0 * (1.0 - busy)))
 
 
 def next_times(
-    model: ModelFacts,
-    hw: Hardware,
-    engine: str,
-    factors: Factors,
-    prompt: int,
-    answer: int,
-    users: float,
-    chunk: float,
-    ttft: float,
-    tpot: float,
+    served: Served, prompt: int, answer: int, users: float, ttft: float, tpot: float
 ) -> tuple[float, float]:
     """One round of the fixed point: TTFT and TPOT given the load that `ttft` and `tpot` imply.
 
@@ -93,108 +110,131 @@ def next_times(
     steps), so every step, mixed or not, gives each decoder one token; the other users' prompts
     arrive at rate λ_o and each costs `extra` seconds more than the decode steps it replaces,
     so decode steps get 1 − λ_o × extra of every second: TPOT = t_decode / (1 − λ_o × extra).
-    A new prompt waits for the prompts ahead of it: M/D/1 queueing on the prefill work,
-    W = ρ / (2 (1 − ρ)) × prefill with ρ = λ_o × prefill, which keeps the request rate below
-    what the GPU can prefill."""
+    The queue in front of a new prompt (`_ttft`) keeps the request rate below what the GPU can
+    prefill."""
     context = prompt + answer / 2
     steps = max(answer - 1, 0)
     e2e = ttft + steps * tpot
     decoding = users * steps * tpot / e2e if e2e > 0 else 0.0
     others_rate = max(users - 1.0, 0.0) / e2e if e2e > 0 else 0.0  # the other users' requests per second
-    t_decode = step_s(model, hw, engine, factors, decoding, context)
-    prefill = _prefill_time(model, hw, engine, factors, prompt, prompt, decoding, context, chunk)
-    extra = max(prefill - chunk_count(prompt, chunk) * t_decode, 0.0)
+    t_decode, prefill, extra = served.interrupted(prompt, decoding, context)
     new_tpot = t_decode / max(1.0 - others_rate * extra, MIN_DECODE_SHARE)
-    busy = min(others_rate * prefill, MAX_PREFILL_BUSY)
-    new_ttft = factors.request_overhead_s + prefill * (1.0 + busy / (2.0 * (1.0 - busy)))
-    return new_ttft, new_tpot
+    return _ttft(served, prefill, min(others_rate * prefill, MAX_PREFILL_BUSY)), new_tpot
 
 
 def _times_at_rate(
-    model: ModelFacts,
-    hw: Hardware,
-    engine: str,
-    factors: Factors,
-    prompt: int,
-    answer: int,
-    users: float,
-    chunk: float,
-    rate: float,
+    served: Served, prompt: int, answer: int, users: float, rate: float
 ) -> tuple[float, float]:
     """TTFT and TPOT when requests complete at `rate` per second (inf when the GPU cannot keep up).
     Little's law on the decode phase gives the decoders at once: rate × (answer − 1) × TPOT."""
     context = prompt + answer / 2
     steps = max(answer - 1, 0)
     others_rate = rate * max(users - 1.0, 0.0) / users
-    tpot = step_s(model, hw, engine, factors, 0.0, context)
+    tpot = served.step(0.0, context)
     prefill = tpot
     for _ in range(100):
-        decoding = rate * steps * tpot
-        t_decode = step_s(model, hw, engine, factors, decoding, context)
-        prefill = _prefill_time(model, hw, engine, factors, prompt, prompt, decoding, context, chunk)
-        extra = max(prefill - chunk_count(prompt, chunk) * t_decode, 0.0)
+        t_decode, prefill, extra = served.interrupted(prompt, rate * steps * tpot, context)
         share = 1.0 - others_rate * extra
         if share <= 0:
             return math.inf, math.inf
         new_tpot = t_decode / share
-        done = abs(new_tpot - tpot) <= 1e-9 + 1e-7 * tpot
+        done = abs(new_tpot - tpot) <= 1e-9 + RELATIVE_TOLERANCE * tpot
         tpot = new_tpot
         if done:
             break
     busy = others_rate * prefill
     if busy >= 1.0:
         return math.inf, math.inf
-    return factors.request_overhead_s + prefill * (1.0 + busy / (2.0 * (1.0 - busy))), tpot
+    return _ttft(served, prefill, busy), tpot
 
 
-def steady_state(
-    model: ModelFacts,
-    hw: Hardware,
-    engine: str,
-    factors: Factors,
-    prompt: int,
-    answer: int,
-    users: float,
-    chunk: float,
-) -> Operating:
+def steady_state(served: Served, prompt: int, answer: int, users: float) -> Operating:
     """N users in a closed loop (each sends its next request as soon as the last answer ends):
     the request rate λ with N = λ × (TTFT(λ) + (answer − 1) × TPOT(λ)), found by bisection. TTFT and
     TPOT grow with λ, so more users never make anything faster."""
     steps = max(answer - 1, 0)
 
     def latency(rate: float) -> float:
-        ttft, tpot = _times_at_rate(model, hw, engine, factors, prompt, answer, users, chunk, rate)
+        ttft, tpot = _times_at_rate(served, prompt, answer, users, rate)
         return ttft + steps * tpot
 
+    # Regula falsi (Illinois variant) on f(λ) = λ × latency(λ) − N, increasing in λ: a few
+    # evaluations where bisection needs twenty; bisection where f is infinite (past capacity).
     low, high = 0.0, users / latency(0.0)
-    while high * latency(high) < users:
-        low, high = high, high * 2
-    for _ in range(50):
-        middle = (low + high) / 2
-        if middle * latency(middle) < users:
-            low = middle
+    f_low, f_high = -users, high * latency(high) - users
+    while f_high < 0:
+        low, f_low, high = high, f_high, high * 2
+        f_high = high * latency(high) - users
+    side = 0
+    while high - low > RELATIVE_TOLERANCE * high:
+        middle = (
+            (low * f_high - high * f_low) / (f_high - f_low) if math.isfinite(f_high) else (low + high) / 2
+        )
+        f_middle = middle * latency(middle) - users
+        if f_middle == 0:  # the root itself
+            low = high = middle
+            break
+        if f_middle < 0:
+            low, f_low = middle, f_middle
+            if side == -1:
+                f_high /= 2
+            side = -1
         else:
-            high = middle
+            high, f_high = middle, f_middle
+            if side == 1:
+                f_low /= 2
+            side = 1
     rate = low
-    ttft, tpot = _times_at_rate(model, hw, engine, factors, prompt, answer, users, chunk, rate)
+    ttft, tpot = _times_at_rate(served, prompt, answer, users, rate)
     return Operating(users, ttft, tpot, ttft + steps * tpot, rate * answer, rate)
 
 
-def offline_batch(
-    model: ModelFacts,
-    hw: Hardware,
-    engine: str,
-    factors: Factors,
-    prompt: int,
-    answer: int,
-    batch: int,
-    chunk: float,
-) -> Operating:
+def offline_batch(served: Served, prompt: int, answer: int, batch: int) -> Operating:
     """`batch` requests submitted together (vLLM's `bench latency`, llama-bench): every prompt is
     prefilled, then all answers are generated side by side."""
     context = prompt + answer / 2
-    ttft = _prefill_time(model, hw, engine, factors, prompt * batch, prompt, 0, 0, chunk)
-    tpot = step_s(model, hw, engine, factors, batch, context)
+    ttft = served.prefill(prompt * batch, prompt, 0, 0)
+    tpot = served.step(batch, context)
     e2e = ttft + max(answer - 1, 0) * tpot
     rate = batch / e2e
     return Operating(batch, ttft, tpot, e2e, rate * answer, rate)
+
+
+def wave(served: Served, prompt: int, answer: int, users: int) -> Operating:
+    """`users` requests of one length sent at once, again and again (a load generator with a
+    concurrency cap and no arrival rate, e.g. `vllm bench serve --max-concurrency N` on fixed
+    random lengths): the prompts are prefilled together, chunk after chunk, then the answers run
+    in lockstep. The median request gets its first token with the chunk that ends its prompt,
+    about halfway through the wave's prefill, and its answer waits for the rest of it. TTFT and TPOT are the median request's."""
+    context = prompt + answer / 2
+    steps = max(answer - 1, 0)
+    prefill = served.prefill(prompt * users, prompt, 0, 0)
+    # The median request's prompt ends with the chunk that holds its last token.
+    median_share = chunk_count((users // 2 + 1) * prompt, served.chunk) / chunk_count(
+        prompt * users, served.chunk
+    )
+    tpot = served.step(users, context) + (prefill * (1 - median_share) / steps if steps else 0.0)
+    e2e = served.factors.request_overhead_s + prefill + steps * served.step(users, context)
+    rate = users / e2e
+    ttft = served.factors.request_overhead_s + prefill * median_share
+    return Operating(users, ttft, tpot, e2e, rate * answer, rate)
+
+
+def users_at_rate(latency: Callable[[float], float], rate: float, max_users: float) -> tuple[float, bool]:
+    """Little's law as a fixed point: the users N with N = rate × latency(N), where latency(N) is the
+    request latency with N users. Returns (N, saturated): saturated when even `max_users` cannot
+    absorb the rate (requests would queue)."""
+
+    def excess(users: float) -> float:
+        return rate * latency(users) - users
+
+    if excess(max_users) > 0:
+        return max_users, True
+    low, high = 1e-6, max_users
+    for _ in range(40):
+        middle = math.sqrt(low * high)
+        if excess(middle) > 0:
+            low = middle
+        else:
+            high = middle
+    return high, False

@@ -1,0 +1,130 @@
+"""Properties of the load terms: the closed loop's throughput, benchmark waves, per-layer cost."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from tools import SizingRequest
+from tools.calculator import build_scenario
+from tools.performance import fitted, setup_for
+from tools.performance_calibration import calibration_points, predict
+from tools.performance_fit import factors_for
+from tools.performance_physics import step_s
+from tools.performance_serving import Operating, Served, steady_state, wave
+
+CASES = (
+    ("llama-3.1-8b", "h100-80gb", 1),
+    ("qwen3-30b-a3b", "a100-80gb", 1),
+    ("llama-3.3-70b", "h200", 2),
+)
+
+
+# A setup, a number of users and more of them, a prompt and an answer length.
+LOADS = {
+    "case": st.sampled_from(CASES),
+    "users": st.integers(1, 256),
+    "more": st.integers(1, 256),
+    "prompt": st.integers(16, 8192),
+    "answer": st.integers(2, 2048),
+}
+
+
+def _served(model: str, card: str, gpus: int) -> Served:
+    setup = setup_for(build_scenario(SizingRequest(model=model, precision="bf16")), card, gpus)
+    assert setup is not None
+    return setup
+
+
+# A closed loop, until prompts take half the GPU's time (past that the request rate is pinned at
+# capacity, and the others' share of it, (N − 1) / N, still moves it a few per cent); a wave has
+# no such plateau.
+@pytest.mark.parametrize(("load", "slack"), [(steady_state, 1e-2), (wave, 1e-9)])
+@settings(max_examples=30, deadline=None)
+@given(**LOADS)
+def test_more_users_wait_longer_and_are_served_more(
+    load: Callable[[Served, int, int, int], Operating],
+    slack: float,
+    case: tuple[str, str, int],
+    users: int,
+    more: int,
+    prompt: int,
+    answer: int,
+) -> None:
+    served = _served(*case)
+    few, many = load(served, prompt, answer, users), load(served, prompt, answer, users + more)
+    if load is steady_state:
+        assume(few.requests_per_s * served.prefill(prompt, prompt, 0, 0) < 0.5)
+    # Each user waits at least as long for the first token and per token, and the node serves at
+    # least as many tokens and requests per second.
+    assert many.ttft_s >= few.ttft_s * (1 - slack) and many.tpot_s >= few.tpot_s * (1 - slack)
+    assert many.output_tok_s_total >= few.output_tok_s_total * (1 - slack)
+    assert many.requests_per_s >= few.requests_per_s * (1 - slack)
+
+
+def test_one_request_in_a_wave_is_one_request_alone() -> None:
+    served = _served("llama-3.1-8b", "h100-80gb", 1)
+    alone, one = steady_state(served, 1024, 256, 1), wave(served, 1024, 256, 1)
+    assert one.ttft_s == pytest.approx(alone.ttft_s, rel=0.02)
+    assert one.tpot_s == pytest.approx(alone.tpot_s, rel=0.02)
+
+
+def test_a_wave_answer_waits_for_the_rest_of_the_waves_prefill() -> None:
+    served = _served("llama-3.1-8b", "h100-80gb", 1)
+    op = wave(served, 4096, 64, 32)
+    assert op.ttft_s < op.e2e_s - 63 * served.step(32, 4096 + 32)
+    assert op.tpot_s > served.step(32, 4096 + 32)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    layer_cost=st.floats(0, 2e-4),
+    more=st.floats(1e-6, 2e-4),
+    decoding=st.floats(0, 256),
+    prefill=st.floats(0, 8192),
+)
+def test_a_cost_per_layer_never_makes_a_step_faster(
+    layer_cost: float, more: float, decoding: float, prefill: float
+) -> None:
+    served = _served("llama-3.1-8b", "h100-80gb", 1)
+    cheap = served.factors._replace(layer_overhead_s=layer_cost)
+    dear = cheap._replace(layer_overhead_s=layer_cost + more)
+    deeper = served.model._replace(layers=served.model.layers * 2)
+
+    def step(model, factors) -> float:  # type: ignore[no-untyped-def]
+        return step_s(model, served.hw, "vllm", factors, decoding, 2048, prefill, 1024)
+
+    assert step(served.model, dear) > step(served.model, cheap)
+    assert step(deeper, dear) > step(served.model, dear)
+    # The cost per layer is fixed per step: it does not grow with the batch.
+    assert step(served.model, dear) - step(served.model, cheap) == pytest.approx(
+        served.model.layers * more, rel=1e-6, abs=1e-12
+    )
+
+
+def test_wave_sources_are_predicted_as_waves() -> None:
+    together = [p for p in calibration_points() if p.together]
+    assert together, "the calibration set names at least one benchmark that sends its users at once"
+    doc = fitted()
+    for p in together:
+        if p.metric != "ttft_ms" or p.concurrency < 2:
+            continue
+        factors = factors_for(doc["engines"], p.engine, p.hw.generation)
+        staggered = steady_state(
+            Served(p.model, p.hw, p.engine, factors, p.chunk), p.prompt, p.answer, p.concurrency
+        )
+        assert predict(p, factors) > staggered.ttft_s * 1000
+
+
+def test_fp16_accumulation_speeds_llamacpp_prompts_on_geforce_cards_only() -> None:
+    served = _served("llama-3.1-8b", "rtx-4090", 1)
+    assert served.hw.fp16_accumulate == 2.0
+    assert _served("llama-3.1-8b", "l40s", 1).hw.fp16_accumulate == 1.0
+    halved = served.hw._replace(fp16_accumulate=1.0)
+    for engine, faster in (("llamacpp", True), ("vllm", False)):
+        geforce = step_s(served.model, served.hw, engine, served.factors, 0, 0, 4096, 2048)
+        plain = step_s(served.model, halved, engine, served.factors, 0, 0, 4096, 2048)
+        assert (geforce < plain) if faster else (geforce == plain)
