@@ -138,12 +138,18 @@ def _run(point: dict[str, Any]) -> tuple[int, int, float]:
 
 @cache
 def calibration_points() -> tuple[CalibrationPoint, ...]:
-    doc = load_data("performance_calibration.json")
+    return points_of(load_data("performance_calibration.json"))
+
+
+def points_of(doc: dict[str, Any]) -> tuple[CalibrationPoint, ...]:
+    """The scored points of a document shaped like the calibration file."""
     points = []
     for src in doc["sources"]:
+        kept = [p for p in src["points"] if "excluded" not in p]
+        if not kept:  # a setup kept for the record only: every point excluded, each with its reason
+            continue
         model, hw, chunk = _setup(src, doc)
         runs: dict[tuple[int, int, float], dict[str, float]] = {}
-        kept = [p for p in src["points"] if "excluded" not in p]
         for p in kept:
             runs.setdefault(_run(p), {})[p["metric"]] = p["value"]
         for p in kept:
