@@ -44,6 +44,7 @@ from assistant.llm_texts import every_language, llm_text
 from assistant.offline.understanding import detect_language, fold, lexicon
 from assistant.prompts import SYSTEM_PROMPT
 from tools import PRECISIONS, SizingResult
+from tools.i18n import as_language, integer, number
 
 # A sentence sharing this many consecutive words with the system prompt is a leak.
 LEAK_WORDS = 8
@@ -238,10 +239,12 @@ def _calculator_block(results: Sequence[SizingResult], lang: str) -> str:
     lines = [f"**{llm_text('calculator_check', lang)}**", ""]
     shown: set[str] = set()  # a card's calculation and the class comparison share most lines
     for result in results:
+        written = as_language(lang) or "en"  # the reader's separators: 32.768 and 16,06 in Spanish
         heading = (
-            f"**{result.model.name} · {result.precision} · {result.context:,} {llm_text('tokens', lang)} × "
-            f"{result.users} {llm_text('concurrent', lang)}** — {llm_text('weights', lang)} "
-            f"{result.weights_gb:g} GB, {llm_text('total', lang)} {result.total_gb:g} GB. {result.recommendation}"
+            f"**{result.model.name} · {result.precision} · {integer(result.context, written)} "
+            f"{llm_text('tokens', lang)} × {result.users} {llm_text('concurrent', lang)}** — "
+            f"{llm_text('weights', lang)} {number(result.weights_gb, written)} GB, "
+            f"{llm_text('total', lang)} {number(result.total_gb, written)} GB. {result.recommendation}"
         )
         lines.append(f"- {heading}")
         lines += [f"  - {line}" for line in result.arithmetic if line not in shown]

@@ -27,8 +27,8 @@ from pathlib import Path
 import yaml
 
 from knowledge.errors import ArticleFormatError
+from tools.i18n import LANGUAGES
 
-LANGUAGES = ("en", "es")
 REQUIRED_FIELDS = ("title", "lang", "slug")
 # Optional front matter `kind`: "glossary" marks short definitions, which search prefers for questions
 # such as "what is a KV cache?" (knowledge.ranking.DEFINITION_BOOST). Everything else is an "article".

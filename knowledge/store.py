@@ -22,6 +22,7 @@ from knowledge.errors import KnowledgeError
 from knowledge.passages import IngestReport, Passage
 from knowledge.ranking import SHIPPED_RANKING, Candidate, RankingOptions, rank
 from knowledge.shipped_vectors import SHIPPED_VECTORS, ShippedVectors
+from tools.i18n import LANGUAGES
 
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("sizing.knowledge")
 
 SHIPPED_ARTICLES = Path(__file__).resolve().parent / "articles"
-LANGUAGES = ("en", "es")
 # Nearest records Chroma returns, both languages together, before the hybrid re-ranking. The shipped
 # articles have 436 records (218 sections, each with a full-text and a heading record, see
 # HEADING_SUFFIX), so every record is scored: exact, and one distances-only query costs less than two

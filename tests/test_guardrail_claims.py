@@ -268,3 +268,14 @@ def test_echoed_tool_output_and_half_tags_are_not_shown() -> None:
     assert "tool_response" not in report.answer and '"precision"' not in report.answer
     assert report.answer.startswith("The weights decide the card.")
     assert report.reasons == ["tool_echo"]
+
+
+@pytest.mark.parametrize(
+    ("lang", "context", "weights"), [("es", "32.768 tokens", "16,06 GB"), ("en", "32,768 tokens", "16.06 GB")]
+)
+def test_the_appended_calculation_writes_numbers_the_readers_way(
+    lang: str, context: str, weights: str
+) -> None:
+    result = calculate_vram(SizingRequest(model="llama-3.1-8b", context=32768, lang=lang))
+    answer = enforce("OK.", [result], lang)
+    assert context in answer and weights in answer

@@ -11,6 +11,7 @@ from assistant.schemas import ConversationState, Reply, Source
 from assistant.service import build_assistant
 from assistant.settings import Settings
 from assistant.ui.articles import ArticleLibrary
+from assistant.ui.catalogue import phrase
 from assistant.ui.chat_view import (
     FOLD_LIST_ITEMS,
     FOLD_TABLE_ROWS,
@@ -143,3 +144,12 @@ def test_a_question_without_a_model_suggests_model_sizes(tmp_path: Path) -> None
     assert suggestions == ["For a 70B model?", "For an 8B model?"]
     follow = offline_reply(suggestions[0], tmp_path, reply.state)
     assert follow.calculations and follow.calculations[-1].model.params > 60e9
+
+
+@pytest.mark.parametrize(("precision", "bits"), [("q8_0", 4), ("fp8", 4), ("awq", 8), ("bf16", 8)])
+def test_the_precision_follow_up_moves_away_from_the_bits_in_use(
+    precision: str, bits: int, tmp_path: Path
+) -> None:
+    reply = offline_reply(f"Llama 3.1 8B in {precision} on an RTX 4090", tmp_path)
+    assert reply.calculations and reply.calculations[-1].precision == precision
+    assert follow_up_suggestions(reply)[0] == phrase("followup_bits", "en", bits=bits)

@@ -140,10 +140,9 @@ def run_add(args: argparse.Namespace, settings: Settings) -> int:
     """record one measurement"""
     from pydantic import ValidationError
 
-    from tools.calculator import ENGINE_LABELS
     from tools.cards import parse_gpu_spec
     from tools.catalog import resolve
-    from tools.engines import check_engine
+    from tools.engines import ENGINE_LABELS, check_engine
     from tools.performance_measured import add_measurement
     from tools.precision import check_precision
     from tools.schemas import Measurement

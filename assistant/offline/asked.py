@@ -22,9 +22,9 @@ from assistant.offline.sizing import Calculations, SizingPlan, calculate, head_c
 from assistant.offline.texts import Texts
 from assistant.offline.understanding import Understanding
 from tools import CardOption, SizingRequest, SizingResult, card_classes, default_engine, list_cards
-from tools.calculator import ENGINE_LABELS
 from tools.cards import is_generic, resolve_card
 from tools.catalog import resolve
+from tools.engines import ENGINE_LABELS
 from tools.errors import SizingError
 from tools.finetune import FinetuneSpec
 from tools.performance import basis_text, perf_text, target_text

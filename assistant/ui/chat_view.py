@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 from assistant.ui.catalogue import phrase
 from assistant.ui.texts import Lang, text
+from tools import PRECISIONS
+from tools.precision import nominal_bits
 
 if TYPE_CHECKING:
     from assistant.schemas import Reply, Source
@@ -32,7 +34,6 @@ SUGGESTED_USERS = 20
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _TABLE_ROW = re.compile(r"^\s*\|")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
-_BITS = {"bf16": 16, "fp16": 16, "fp32": 32, "fp8": 8, "int8": 8, "int4": 4, "awq": 4, "gptq": 4, "nf4": 4}
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,7 @@ def follow_up_suggestions(reply: Reply) -> list[str]:
     suggestions: list[str] = []
     if reply.calculations:
         latest = reply.calculations[-1]
-        bits = _BITS.get(latest.precision, 16)
+        bits = nominal_bits(latest.precision) if latest.precision in PRECISIONS else 16
         suggestions.append(phrase("followup_bits", lang, bits=8 if bits != 8 else 4))
         missing = set(reply.missing)
         if "users" in missing or state.users is None:
