@@ -8,6 +8,8 @@ from importlib import resources
 
 import yaml
 
+from assistant.offline.spans import fold
+
 
 @cache
 def _patterns() -> tuple[re.Pattern[str], ...]:
@@ -17,7 +19,5 @@ def _patterns() -> tuple[re.Pattern[str], ...]:
 
 def asks_for_a_person(message: str) -> bool:
     """Matched on the folded message (lowercase, no accents), in English or Spanish."""
-    from assistant.offline.understanding import fold
-
     folded = fold(message or "")
     return any(pattern.search(folded) for pattern in _patterns())

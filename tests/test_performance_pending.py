@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
+from benchmarks.performance import pending_points
 from tools.performance_calibration import held_out
 from tools.performance_facts import load_data
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _benchmark():
-    spec = importlib.util.spec_from_file_location(
-        "performance_benchmark", ROOT / "benchmarks" / "performance.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_every_pending_source_is_new_cited_and_numbered_after_the_calibration_file() -> None:
@@ -36,7 +26,7 @@ def test_every_pending_source_is_new_cited_and_numbered_after_the_calibration_fi
 
 
 def test_the_pending_batch_is_scored_with_the_held_out_rule_of_the_calibration_file() -> None:
-    points = _benchmark().pending_points()
+    points = pending_points()
     assert len(points) >= 60
     assert all(p.held_out == held_out(p.source) for p in points)
     assert any(p.held_out for p in points) and any(not p.held_out for p in points)
