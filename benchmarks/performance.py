@@ -14,11 +14,9 @@ TTFT within ±40 % on at least 60 %, the band holding the truth in at least 80 %
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
-from pathlib import Path
 
 from tools.performance import fitted
 from tools.performance_calibration import (
@@ -26,10 +24,8 @@ from tools.performance_calibration import (
     as_time,
     calibration_points,
     metric_group,
-    points_of,
     predict,
 )
-from tools.performance_facts import load_data
 from tools.performance_fit import factors_for
 
 PER_USER = ("tpot_ms", "decode_tok_s", "output_tok_s_per_user")
@@ -44,9 +40,6 @@ BAND_GOAL = 0.80
 # Sources S18 on were collected after the model was built (a blind batch); their held-out part is
 # also scored on its own.
 FIRST_BLIND_SOURCE = 18
-# A blind batch collected after the last fit: scored whole (none of it is fitted on) until it joins
-# the calibration file.
-PENDING = Path(__file__).with_name("data") / "performance_pending.json"
 
 
 def evaluate(point: CalibrationPoint, doc: dict) -> tuple[float, float, bool]:
@@ -104,18 +97,6 @@ def coverage(points: tuple[CalibrationPoint, ...], what: str = "calibration set"
     )
 
 
-def pending_points() -> tuple[CalibrationPoint, ...]:
-    """The pending batch's points, its setups read with the calibration file's extra cards and models."""
-    batch = json.loads(PENDING.read_text(encoding="utf-8"))
-    base = load_data("performance_calibration.json")
-    doc = {
-        "sources": batch["sources"],
-        "extra_gpus": {**base["extra_gpus"], **batch["extra_gpus"]},
-        "extra_models": {**base["extra_models"], **batch["extra_models"]},
-    }
-    return points_of(doc)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--refit", action="store_true", help="refit the factors on the fit part first")
@@ -124,11 +105,6 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=FIRST_BLIND_SOURCE,
         help="also score the held-out sources numbered from this one on (a later, blind batch)",
-    )
-    parser.add_argument(
-        "--pending",
-        action="store_true",
-        help=f"also score every point of {PENDING.name} (a blind batch no factor is fitted on)",
     )
     args = parser.parse_args(argv)
     if args.refit:
@@ -173,17 +149,6 @@ def main(argv: list[str] | None = None) -> int:
         f"\nheld-out sources: {', '.join(doc['held_out_sources'])}; factors from tools/data/perf_factors.json"
     )
     print(coverage(calibration_points()))
-    if args.pending:
-        pending = pending_points()
-        pending_rows = [(p, *evaluate(p, doc)) for p in pending]
-        print(f"\n== pending blind batch ({len(pending_rows)} points, {PENDING.name}; not fitted on) ==")
-        for p, estimate, error, inside in pending_rows:
-            print(
-                f"{p.source:4} {p.label[:48]:48} {p.metric:22} {p.load:>14} {p.value:10.2f} {estimate:10.2f} "
-                f"{error:+7.0%} {'in' if inside else 'OUT'}"
-            )
-        goals(pending_rows, "every point of the pending batch")
-        print(coverage(pending, "pending batch"))
     return 0 if ok else 1
 
 
