@@ -291,14 +291,6 @@ def test_decode_rate_is_the_single_user_performance_estimate() -> None:
     assert loaded.performance and loaded.performance.output_tok_s_per_user.best < per_user.best
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known estimate defect (issue 12): the refit on S01-S32 leaves vLLM no cost per layer, so the "
-        "dense 8B on an A100 80GB comes out at 99.5 tok/s (79.3 measured, held-out S17) and just above "
-        "Qwen3-30B-A3B's 97.2 (104 measured, S13: TPOT 9.6 ms)"
-    ),
-)
 def test_a_mixture_of_experts_decodes_faster_than_a_dense_model_of_its_active_size() -> None:
     # A mixture of experts reads 3.3B of its 30.5B parameters per token: faster than a dense 8B, as
     # measured on one A100 (S13 vs S17 in tools/data/performance_calibration.json).

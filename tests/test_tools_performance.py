@@ -300,7 +300,7 @@ def test_calibration_set_meets_its_own_rules() -> None:
     assert {p.metric for p in points} >= {"ttft_ms", "tpot_ms", "output_tok_s_total", "decode_tok_s"}
     assert any(p.model.expert_bytes for p in points) and any(not p.model.expert_bytes for p in points)
     assert {"bf16", "fp8", "q4_0"} <= {p.precision for p in points}
-    assert max(p.concurrency for p in points) >= 50
+    assert max(p.concurrency for p in points) >= 256  # the issue: concurrency 1 to 256
     for src in doc["sources"]:
         assert src["url"].startswith("https://") and src["quote"]
         assert held_out(src["id"]) == (int(src["id"][1:]) % 3 == 2)
@@ -312,13 +312,14 @@ def test_calibration_set_meets_its_own_rules() -> None:
 
 
 def test_the_fit_never_sees_the_held_out_part() -> None:
-    from tools.performance_fit import fit_factors, fit_part
+    from tools.performance_fit import _rounded, fit_factors, fit_part
 
     changed = [p._replace(value=p.value * 3) if p.held_out else p for p in calibration_points()]
     assert fit_part(changed) == fit_part() and not any(p.held_out for p in fit_part())
-    # The factors come from those points alone (a cheap engine: two sources, few points).
+    # The factors come from those points alone (TensorRT-LLM: its points fit in seconds); the file
+    # keeps six decimals.
     trtllm = [p for p in fit_part(changed) if p.engine == "trtllm"]
-    assert fit_factors(trtllm)["trtllm"]["factors"] == fitted()["engines"]["trtllm"]["factors"]
+    assert _rounded(fit_factors(trtllm)["trtllm"]["factors"]) == fitted()["engines"]["trtllm"]["factors"]
 
 
 @pytest.mark.slow

@@ -27,9 +27,9 @@ from tools.performance_serving import (
     Served,
     next_times,
     offline_batch,
+    open_loop,
     prefill_chunk,
     steady_state,
-    users_at_rate,
     wave,
 )
 from tools.precision import FORMATS, PRECISIONS, token_embedding_bytes, weights
@@ -73,6 +73,7 @@ class CalibrationPoint(NamedTuple):
     siblings: dict[str, float]  # the other figures measured in the same run
     together: bool = False  # the benchmark sends its concurrent requests at once, in waves
     rate: float | None = None  # offered requests per second (open loop), instead of a concurrency
+    engine_side: bool = False  # timed in-process (no server in front): no per-request overhead
 
     @property
     def label(self) -> str:
@@ -102,7 +103,7 @@ def _setup(src: dict[str, Any], doc: dict[str, Any]) -> tuple[ModelFacts, Hardwa
     engine, gpus = src["engine"], int(src["gpus"])
     extra_model = doc["extra_models"].get(src["model"])
     weight_bytes, resolved = _weight_bytes(src, extra_model)
-    kv_dtype = "fp16" if engine == "llamacpp" else "bf16"
+    kv_dtype = src.get("kv_dtype") or ("fp16" if engine == "llamacpp" else "bf16")
     precision = src["precision"]
     if extra_model is not None:
         model = plain_model_facts(extra_model, weight_bytes, precision, KV_BLOCKS[kv_dtype][1])
@@ -175,6 +176,7 @@ def points_of(doc: dict[str, Any]) -> tuple[CalibrationPoint, ...]:
                     siblings={m: v for m, v in runs[_run(p)].items() if m != p["metric"]},
                     together=src.get("arrivals") == "together",
                     rate=float(p["request_rate"]) if "request_rate" in p else None,
+                    engine_side=src.get("harness") == "engine",
                 )
             )
     return tuple(points)
@@ -193,6 +195,8 @@ def served(point: CalibrationPoint, factors: Factors) -> Served:
 
 def predict(point: CalibrationPoint, factors: Factors) -> float:
     """The model's value of the point's metric, in the point's own unit, from the setup alone."""
+    if point.engine_side:
+        factors = factors._replace(request_overhead_s=0.0)
     if point.metric == "prefill_tok_s":
         op = offline_batch(served(point, factors._replace(request_overhead_s=0.0)), point.prompt, 1, 1)
         return point.prompt / op.ttft_s
@@ -203,10 +207,7 @@ def predict(point: CalibrationPoint, factors: Factors) -> float:
         return offline_batch(no_overhead, point.prompt, point.answer, point.concurrency).e2e_s * 1000
     setup = served(point, factors)
     if point.rate is not None:
-        users, _ = users_at_rate(
-            lambda n: steady_state(setup, point.prompt, point.answer, n).e2e_s, point.rate, MAX_RATE_USERS
-        )
-        op = steady_state(setup, point.prompt, point.answer, users)
+        op, _ = open_loop(setup, point.prompt, point.answer, point.rate, MAX_RATE_USERS)
     else:
         op = (wave if point.together else steady_state)(setup, point.prompt, point.answer, point.concurrency)
     return {

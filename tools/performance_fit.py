@@ -49,6 +49,13 @@ BAND_QUANTILES = (0.05, 0.95)
 MIN_BAND_POINTS = 10
 MIN_BAND_SOURCES = 3
 UNFITTED_ENGINES = {"sglang": "vllm"}
+DENSE_DECODE_GRIDS = {
+    "bandwidth_efficiency": BANDWIDTH_GRID,
+    "step_overhead_s": STEP_OVERHEAD_GRID,
+    "layer_overhead_s": LAYER_OVERHEAD_GRID,
+}
+MOE_DECODE_GRIDS = {"moe_layer_overhead_s": MOE_OVERHEAD_GRID}
+REFINE_ROUNDS = 3
 FACTORS_FILE = Path(__file__).parent / "data" / "perf_factors.json"
 
 
@@ -92,7 +99,14 @@ def _fit_pair(
     return min(near, key=lambda f: (getattr(f, overhead_field), -getattr(f, efficiency_field)))
 
 
-def _fit_decode(points: list[CalibrationPoint], factors: Factors) -> Factors:
+def _fit_decode(
+    points: list[CalibrationPoint], factors: Factors, throughput: list[CalibrationPoint] = ()
+) -> Factors:
+    """Bandwidth efficiency, per-step and per-layer cost on the dense models' decode figures (a grid
+    search), then refined coordinate by coordinate on those figures together with the aggregate
+    throughput ones: decode figures of one batch size cannot tell a fixed cost per step from a
+    lower bandwidth efficiency, but throughput at 4 to 1,000 concurrent sequences can, since the
+    KV cache they read grows with the batch and the fixed cost does not."""
     dense = [p for p in points if not p.model.moe_layers]
     if dense:
         fits = [
@@ -107,12 +121,33 @@ def _fit_decode(points: list[CalibrationPoint], factors: Factors) -> Factors:
         scores = [_score(dense, f) for f in fits]
         best = min(scores)
         factors = next(f for f, s in zip(fits, scores, strict=True) if s <= best * (1 + SCORE_SLACK) + 1e-12)
+        factors = _refine(
+            dense + [p for p in throughput if not p.model.moe_layers], factors, DENSE_DECODE_GRIDS
+        )
     moe = [p for p in points if p.model.moe_layers]
     if moe:
         factors = min(
             (factors._replace(moe_layer_overhead_s=o) for o in MOE_OVERHEAD_GRID),
             key=lambda f: _score(moe, f),
         )
+        factors = _refine(moe + [p for p in throughput if p.model.moe_layers], factors, MOE_DECODE_GRIDS)
+    return factors
+
+
+def _refine(points: list[CalibrationPoint], factors: Factors, grids: dict[str, list[float]]) -> Factors:
+    """Coordinate descent over the given grids from `factors`: each field in turn set to its
+    best-scoring grid value, until a round changes nothing (at most REFINE_ROUNDS rounds)."""
+    if not points:
+        return factors
+    for _ in range(REFINE_ROUNDS):
+        before = factors
+        for field, grid in grids.items():
+            factors = min(
+                (factors._replace(**{field: v}) for v in grid),
+                key=lambda f: (_score(points, f), getattr(f, field)),
+            )
+        if factors == before:
+            break
     return factors
 
 
@@ -139,9 +174,10 @@ def _fit_prefill(points: list[CalibrationPoint], factors: Factors) -> Factors:
 def fit_engine(points: list[CalibrationPoint]) -> Factors:
     decode = [p for p in points if metric_group(p.metric) == "decode"]
     prefill = [p for p in points if metric_group(p.metric) == "prefill"]
+    throughput = [p for p in points if metric_group(p.metric) == "throughput"]
     factors = START
     for _ in range(2):
-        factors = _fit_decode(decode, factors)
+        factors = _fit_decode(decode, factors, throughput)
         factors = _fit_prefill(prefill, factors)
     return factors
 
@@ -157,7 +193,11 @@ def _source_median(points: list[CalibrationPoint], factors: Factors) -> tuple[fl
 
 
 def _generation_factors(points: list[CalibrationPoint], base: Factors) -> Factors:
-    decode, decode_sources = _source_median([p for p in points if metric_group(p.metric) == "decode"], base)
+    # Aggregate throughput is decode steps most of the time: its sources tell a generation's
+    # bandwidth too (a static batch of 128-token prompts and answers spends under a tenth in prefill).
+    decode, decode_sources = _source_median(
+        [p for p in points if metric_group(p.metric) in ("decode", "throughput")], base
+    )
     prefill, prefill_sources = _source_median(
         [p for p in points if metric_group(p.metric) == "prefill"], base
     )

@@ -28,6 +28,7 @@ MAX_PREFILL_BUSY = 0.98
 # The fixed points below stop when a step changes the answer by less than this share: far below
 # any measurement's precision, and it keeps the fit's thousands of evaluations fast.
 RELATIVE_TOLERANCE = 1e-7
+FIXED_POINT_ROUNDS = 30
 
 
 def prefill_chunk(engine: str, card_memory_bytes: float) -> float:
@@ -189,6 +190,30 @@ def steady_state(served: Served, prompt: int, answer: int, users: float) -> Oper
     return Operating(users, ttft, tpot, ttft + steps * tpot, rate * answer, rate)
 
 
+def open_loop(
+    served: Served, prompt: int, answer: int, rate: float, max_users: float
+) -> tuple[Operating, bool]:
+    """Requests arriving at `rate` per second whatever the answers (a load generator's
+    --request-rate): the users at once are Little's law on the latency at that rate,
+    N = rate × (TTFT + (answer − 1) × TPOT), found by iterating N (it enters only as the share of
+    arrivals that are someone else's). Returns (the operating point, saturated): saturated when the
+    GPU cannot keep up with the rate or it would take more than `max_users` at once; the point is
+    then the one at `max_users` in a closed loop."""
+    steps = max(answer - 1, 0)
+    users = 1.0
+    for _ in range(FIXED_POINT_ROUNDS):
+        ttft, tpot = _times_at_rate(served, prompt, answer, users, rate)
+        following = rate * (ttft + steps * tpot)
+        if not math.isfinite(following) or following > max_users:
+            return steady_state(served, prompt, answer, max_users), True
+        done = abs(following - users) <= RELATIVE_TOLERANCE * following
+        users = max(following, 1.0)
+        if done:
+            break
+    ttft, tpot = _times_at_rate(served, prompt, answer, users, rate)
+    return Operating(users, ttft, tpot, ttft + steps * tpot, rate * answer, rate), False
+
+
 def offline_batch(served: Served, prompt: int, answer: int, batch: int) -> Operating:
     """`batch` requests submitted together (vLLM's `bench latency`, llama-bench): every prompt is
     prefilled, then all answers are generated side by side."""
@@ -230,6 +255,14 @@ def users_at_rate(latency: Callable[[float], float], rate: float, max_users: flo
 
     if excess(max_users) > 0:
         return max_users, True
+    # Latency grows slowly with the users, so N ← rate × latency(N) converges in a few rounds from
+    # below (it climbs to the smallest fixed point); bisection where it crawls (near saturation).
+    users = rate * latency(1.0)
+    for _ in range(FIXED_POINT_ROUNDS):
+        following = rate * latency(max(users, 1e-6))
+        if abs(following - users) <= RELATIVE_TOLERANCE * following:
+            return following, False
+        users = following
     low, high = 1e-6, max_users
     for _ in range(40):
         middle = math.sqrt(low * high)
