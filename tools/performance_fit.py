@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from tools.performance_calibration import (
@@ -100,7 +100,7 @@ def _fit_pair(
 
 
 def _fit_decode(
-    points: list[CalibrationPoint], factors: Factors, throughput: list[CalibrationPoint] = ()
+    points: list[CalibrationPoint], factors: Factors, throughput: Sequence[CalibrationPoint] = ()
 ) -> Factors:
     """Bandwidth efficiency, per-step and per-layer cost on the dense models' decode figures (a grid
     search), then refined coordinate by coordinate on those figures together with the aggregate

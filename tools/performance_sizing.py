@@ -153,7 +153,18 @@ def single_user_rate(
     `CardOption.decode_tokens_per_s` reports, so every speed shown comes from one estimate. None
     when the option has no estimate, and on CPU and Apple hosts: the serving fit has GPU figures
     only, their bandwidth figure is calibrated on their own measurements (tools/data/calibration.json)."""
-    if estimate is None or not gpu_calibrated(evaluation):
+    if estimate is None:
+        return None
+    stages = evaluation.estimate.pipeline
+    if stages > 1 and card_facts(option_card(evaluation)[0]).card.kind not in ("apple", "cpu"):
+        # Pipeline stages take turns: one stream's token passes every stage, each read by one
+        # node's tensor-parallel group, so it decodes no faster than the whole model would on one
+        # node's group (that estimate, without the hop between nodes, is the ceiling stated).
+        card, gpus = option_card(evaluation)
+        one = workload._replace(users=1, rate=None, saturate=False)
+        stage = estimate_performance(scenario, card, gpus // stages, one, 1, measured)
+        return round(stage.output_tok_s_per_user.best, 1) if stage is not None else None
+    if not gpu_calibrated(evaluation):
         return None
     alone = workload.rate is None and not workload.saturate and workload.users == 1
     if not alone:
