@@ -194,23 +194,24 @@ def open_loop(
     served: Served, prompt: int, answer: int, rate: float, max_users: float
 ) -> tuple[Operating, bool]:
     """Requests arriving at `rate` per second whatever the answers (a load generator's
-    --request-rate): the users at once are Little's law on the latency at that rate,
-    N = rate × (TTFT + (answer − 1) × TPOT), found by iterating N (it enters only as the share of
-    arrivals that are someone else's). Returns (the operating point, saturated): saturated when the
-    GPU cannot keep up with the rate or it would take more than `max_users` at once; the point is
-    then the one at `max_users` in a closed loop."""
+    --request-rate): the users at once are Little's law on the latency at that rate (`users_at_rate`;
+    they enter only as the share of arrivals that are someone else's). Returns (the operating
+    point, saturated): saturated when the GPU cannot keep up with the rate or it would take more
+    than `max_users` at once; the point is then the one at `max_users` in a closed loop."""
     steps = max(answer - 1, 0)
-    users = 1.0
-    for _ in range(FIXED_POINT_ROUNDS):
-        ttft, tpot = _times_at_rate(served, prompt, answer, users, rate)
-        following = rate * (ttft + steps * tpot)
-        if not math.isfinite(following) or following > max_users:
-            return steady_state(served, prompt, answer, max_users), True
-        done = abs(following - users) <= RELATIVE_TOLERANCE * following
-        users = max(following, 1.0)
-        if done:
-            break
-    ttft, tpot = _times_at_rate(served, prompt, answer, users, rate)
+
+    def times(users: float) -> tuple[float, float]:
+        return _times_at_rate(served, prompt, answer, max(users, 1.0), rate)
+
+    def latency(users: float) -> float:
+        ttft, tpot = times(users)
+        return ttft + steps * tpot
+
+    users, saturated = users_at_rate(latency, rate, max_users)
+    if saturated:
+        return steady_state(served, prompt, answer, max_users), True
+    users = max(users, 1.0)
+    ttft, tpot = times(users)
     return Operating(users, ttft, tpot, ttft + steps * tpot, rate * answer, rate), False
 
 

@@ -44,8 +44,12 @@ def gpu_calibrated(evaluation: Evaluation) -> bool:
     Apple figure) in one node (it splits every GPU in tensor parallel; across nodes vLLM runs
     pipeline stages that take turns, which the calculator's own rate models)."""
 
-    kind = card_facts(option_card(evaluation)[0]).card.kind
-    return kind not in ("apple", "cpu") and evaluation.estimate.pipeline == 1
+    return gpu_host(evaluation) and evaluation.estimate.pipeline == 1
+
+
+def gpu_host(evaluation: Evaluation) -> bool:
+    """Whether the option runs on GPUs, the only hardware the serving fit has figures for."""
+    return card_facts(option_card(evaluation)[0]).card.kind not in ("apple", "cpu")
 
 
 def calibrated_estimate(option: CardOption) -> PerformanceEstimate | None:
@@ -156,7 +160,7 @@ def single_user_rate(
     if estimate is None:
         return None
     stages = evaluation.estimate.pipeline
-    if stages > 1 and card_facts(option_card(evaluation)[0]).card.kind not in ("apple", "cpu"):
+    if stages > 1 and gpu_host(evaluation):
         # Pipeline stages take turns: one stream's token passes every stage, each read by one
         # node's tensor-parallel group, so it decodes no faster than the whole model would on one
         # node's group (that estimate, without the hop between nodes, is the ceiling stated).
