@@ -25,7 +25,13 @@ from tools.performance import (
 )
 from tools.performance_calibration import calibration_points, held_out
 from tools.performance_facts import load_data
-from tools.performance_physics import Factors, Hardware, step_s
+from tools.performance_physics import (
+    ALLREDUCES_PER_LAYER,
+    Factors,
+    Hardware,
+    communication_s,
+    step_s,
+)
 from tools.schemas import Measurement
 
 MODELS = ("llama-3.1-8b", "llama-3.3-70b", "qwen3-30b-a3b", "mixtral-8x7b", "gemma-2-9b")
@@ -133,6 +139,42 @@ def test_nvlink_beats_pcie_for_tensor_parallel() -> None:
     pcie = setup.hw._replace(interconnect="pcie")
     f = setup.factors
     assert step_s(setup.model, pcie, "vllm", f, 32, 2048) > step_s(setup.model, setup.hw, "vllm", f, 32, 2048)
+
+
+def test_pcie_all_reduce_latency_grows_with_the_ring_and_nvlink_does_not() -> None:
+    scenario, _ = _estimate("llama-3.1-70b", "h100-80gb", 4)
+    setup = setup_for(scenario, "h100-80gb", 4)
+    assert setup is not None
+    model, one = setup.model, 1e-3  # a tiny message: the latency is the whole cost
+
+    def per_all_reduce(interconnect: str, gpus: int) -> float:
+        hw = setup.hw._replace(interconnect=interconnect, gpus=gpus)
+        return communication_s(model, hw, "vllm", one) / (model.layers * ALLREDUCES_PER_LAYER)
+
+    # 4 PCIe GPUs: the 19.4 µs measured; 8: 14 hops instead of 6, ~45 µs (40-54 µs on 8 GeForce cards).
+    assert per_all_reduce("pcie", 4) == pytest.approx(19.4e-6, rel=0.01)
+    assert 40e-6 < per_all_reduce("pcie", 8) < 54e-6
+    assert per_all_reduce("nvlink", 8) == pytest.approx(per_all_reduce("nvlink", 2), rel=0.01)
+
+
+def test_attention_counts_heads_and_windows_not_the_hidden_size() -> None:
+    """DeepSeek-V3's 128 heads of 192 + 128 wide attend with ~2.9 times what 4 × hidden implies; half
+    of gpt-oss's layers look back at most 128 tokens, so a long prompt costs them no more."""
+    from tools.performance_physics import attention_flops
+
+    deepseek, _ = _estimate("deepseek-v3", "h200", 8)
+    facts = setup_for(deepseek, "h200", 8)
+    assert facts is not None
+    mla = facts.model
+    naive = 4.0 * mla.layers * mla.hidden
+    assert attention_flops(mla, 1, 1000) / 1000 == pytest.approx(naive * 128 * 320 / (2 * 7168), rel=0.01)
+    oss, _ = _estimate("gpt-oss-20b", "h100-80gb", 1)
+    oss_setup = setup_for(oss, "h100-80gb", 1)
+    assert oss_setup is not None
+    sliding = oss_setup.model
+    assert sliding.attention_sliding_flops > 0 and sliding.sliding_window == 128
+    longer = attention_flops(sliding, 1, 8192) - attention_flops(sliding, 1, 4096)
+    assert longer == pytest.approx(sliding.attention_full_flops * 4096)  # only full layers grow
 
 
 def test_moe_reads_more_experts_as_the_batch_grows() -> None:

@@ -114,7 +114,22 @@ def model_facts(
         sliding_window=layout.sliding_window,
         fp8_compute=precision == "fp8",
         quantized=is_quantized(precision),
+        attention_full_flops=float(
+            (arch.layers_of_kind("full") if arch.layer_kinds else arch.num_layers) * pair_flops(arch)
+        ),
+        attention_sliding_flops=float(arch.layers_of_kind("sliding") * pair_flops(arch)),
     )
+
+
+def pair_flops(arch: Architecture) -> int:
+    """Attention FLOPs of one layer per (query, attended token) pair: 2 × heads × (key + value
+    width); linear-attention layers cost no such pairs. MLA prefills in its decompressed form (per head a 192-wide key of nope + rope parts and
+    a 128-wide value on DeepSeek-V3), which is what SGLang, vLLM and TensorRT-LLM run for prompts."""
+    if arch.is_mla:
+        key, value = arch.qk_nope_head_dim + arch.qk_rope_head_dim, arch.v_head_dim
+    else:
+        key = value = arch.head_dim
+    return 2 * arch.num_heads * (key + value)
 
 
 def is_quantized(precision: str) -> bool:

@@ -13,8 +13,9 @@ Pure arithmetic on plain numbers; the efficiency factors come from tools/perform
   kernels whatever the batch). Sources: the roofline analyses of LLM-Viewer (Yuan et al. 2024, "LLM
   Inference Unveiled") and GenZ (Bambhaniya et al. 2024).
 - Prefill is compute bound: 2 × active parameters × prompt tokens, plus attention
-  (≈ 2 × layers × tokens² × hidden for a causal prompt), and never faster than one read of the
-  weights.
+  (2 FLOPs per multiply-add of QK^T and of AV: 2 × heads × (key width + value width) per token
+  pair and layer, over half the prompt for a causal one, and at most the window on a sliding
+  layer), and never faster than one read of the weights.
 - Tensor parallelism (vLLM, TensorRT-LLM, SGLang) splits every matrix over the GPUs, so they read and
   compute in parallel, and adds two all-reduces per layer of the batch's hidden states. llama.cpp's
   layer split and transformers' device_map run the layers one GPU after the other instead.
@@ -26,13 +27,19 @@ from typing import NamedTuple
 
 # All-reduce cost = latency + 2 (g - 1) / g × bytes / bus bandwidth (NCCL's "busbw" convention).
 # NVLink: ~6 µs for small messages on 2 × H100 with CUDA graphs (NVIDIA/nccl#1259) and 370 GB/s
-# effective bus bandwidth (NVIDIA/nccl-tests#212, NCCL maintainer's figure for H100 NVLink).
-# PCIe: 19.4 µs for a 4 KB all-reduce inside a CUDA graph on 4 GPUs behind a PCIe switch
-# (haohervchb/sglang-V100#2) and 28 GB/s bus bandwidth on 8 PCIe 5.0 GPUs (NVIDIA/nccl#1639).
+# effective bus bandwidth (NVIDIA/nccl-tests#212, NCCL maintainer's figure for H100 NVLink); an
+# NVSwitch lets every GPU reach every other in one hop, so the latency stays flat with the count.
+# PCIe: a ring of g GPUs takes 2 (g - 1) hops through the root complex or switch, each ~3.2 µs:
+# 19.4 µs for a 4 KB all-reduce inside a CUDA graph on 4 GPUs behind a PCIe switch
+# (haohervchb/sglang-V100#2) is 6 hops; 8 GPUs (14 hops, 45 µs) measured 40-42 µs on 8 × RTX 4090
+# (NVIDIA/nccl#1530) and 54 µs on 8 × RTX 3090 (NVIDIA/nccl#1439) for 8-byte all-reduces. Bus
+# bandwidth 28 GB/s on 8 PCIe 5.0 GPUs (NVIDIA/nccl#1639).
 ALLREDUCE = {
     "nvlink": (6e-6, 370e9),
     "pcie": (19.4e-6, 28e9),
 }
+ALLREDUCE_REFERENCE_GPUS = {"nvlink": 2, "pcie": 4}  # the GPU count each latency above was measured on
+RING_INTERCONNECTS = ("pcie",)  # latency grows with the ring's hops; NVSwitch stays one hop
 LLAMACPP_ENGINES = ("llamacpp", "ollama")
 ACTIVATION_BYTES = 2  # bf16 hidden states travel between GPUs
 ALLREDUCES_PER_LAYER = 2  # after attention and after the MLP (Megatron-style tensor parallelism)
@@ -70,6 +77,10 @@ class ModelFacts(NamedTuple):
     sliding_window: int | None
     fp8_compute: bool  # FP8 weights run on FP8 tensor cores where the card has them
     quantized: bool = False  # integer-quantized weights (GGUF Q*, AWQ, GPTQ...): dequantizing kernels
+    # Attention FLOPs per (query token, attended token) pair, summed over the full-attention layers
+    # and over the sliding ones; None: 4 × hidden on every layer (heads × head width = hidden).
+    attention_full_flops: float | None = None
+    attention_sliding_flops: float = 0.0
 
 
 class Factors(NamedTuple):
@@ -91,6 +102,16 @@ def tensor_parallel(engine: str) -> bool:
 def kv_read_bytes(model: ModelFacts, context: float) -> float:
     window = model.sliding_window or context
     return model.kv_full_bytes_per_token * context + model.kv_sliding_bytes_per_token * min(context, window)
+
+
+def attention_flops(model: ModelFacts, tokens: float, context: float) -> float:
+    """QK^T and AV of `tokens` query tokens, each attending to `context` earlier tokens."""
+    if model.attention_full_flops is None:
+        return 4.0 * model.layers * model.hidden * tokens * context
+    window = model.sliding_window or context
+    return tokens * (
+        model.attention_full_flops * context + model.attention_sliding_flops * min(context, window)
+    )
 
 
 def experts_touched(model: ModelFacts, tokens: float) -> float:
@@ -125,6 +146,8 @@ def communication_s(model: ModelFacts, hw: Hardware, engine: str, tokens: float)
     if g <= 1 or not tensor_parallel(engine):
         return 0.0
     latency, bus = ALLREDUCE[hw.interconnect]
+    if hw.interconnect in RING_INTERCONNECTS:
+        latency *= (g - 1) / (ALLREDUCE_REFERENCE_GPUS[hw.interconnect] - 1)
     message = tokens * model.hidden * ACTIVATION_BYTES
     one = latency + 2 * (g - 1) / g * message / bus
     return model.layers * ALLREDUCES_PER_LAYER * one
@@ -149,9 +172,10 @@ def step_s(
     memory = weights + decoding * kv_read_bytes(model, context)
     t_memory = memory / (hw.bandwidth_gbps * 1e9 * parallel * factors.bandwidth_efficiency)
     flops = 2.0 * model.active_params * tokens
-    # Attention: QK^T and AV cost 2 FLOPs per multiply-add each, 4 × hidden per attended token and
-    # layer; a prompt token attends on average to half the prompt (causal mask).
-    flops += 4.0 * model.layers * model.hidden * (prefill_tokens * prefill_context + decoding * context)
+    # A prompt token attends on average to half the prompt (causal mask): prefill_context.
+    flops += attention_flops(model, prefill_tokens, prefill_context) + attention_flops(
+        model, decoding, context
+    )
     peak = peak_flops(hw, model, engine)
     efficiency = factors.compute_efficiency * (factors.quantized_compute if model.quantized else 1.0)
     t_compute = flops / (peak * parallel * efficiency) if peak else 0.0
