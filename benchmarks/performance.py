@@ -71,7 +71,9 @@ def goals(rows: list[Row], title: str) -> bool:
     print(f"\n== goals on {title} ({len({p.source for p, *_ in rows})} sources) ==")
     ok = True
     for name, metrics, tolerance, share in GOALS:
-        errors = [goal_error(p, estimate, GOAL_IS_RATE[name]) for p, estimate, _, _ in rows if p.metric in metrics]
+        errors = [
+            goal_error(p, estimate, GOAL_IS_RATE[name]) for p, estimate, _, _ in rows if p.metric in metrics
+        ]
         if not errors:
             print(f"  {name:16} no points")
             continue
