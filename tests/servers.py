@@ -9,10 +9,12 @@ pytest: the benchmarks import it too.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import json
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -20,6 +22,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+# Looked up here, in the parent: the child between fork and exec should not load libraries.
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
+
+
+def die_with_parent() -> None:
+    """A `preexec_fn` for a server subprocess: on Linux the kernel sends it SIGTERM when the test
+    process dies, however it dies (a timeout's kill, a CI job cancelled), so no server outlives
+    its run holding a port and a core. Elsewhere it does nothing."""
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def free_port() -> int:
@@ -101,6 +115,7 @@ def sizing_serve(
             cwd=cwd,
             stdout=log,
             stderr=subprocess.STDOUT,
+            preexec_fn=die_with_parent,
         )
     try:
         wait_until_answering(

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.servers import ServerDidNotStart, free_port, stop_process, wait_until_answering
+from tests.servers import (
+    ServerDidNotStart,
+    die_with_parent,
+    free_port,
+    stop_process,
+    wait_until_answering,
+)
 
 HERE = Path(__file__).resolve().parent
 BUILD_SCRIPT = HERE / "build_llama_server.sh"
@@ -84,7 +90,9 @@ class LlamaServer:
             "--chat-template-file", str(CHAT_TEMPLATE),
         ]  # fmt: skip
         with log_path.open("wb") as log:  # the child keeps its own descriptor
-            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+            process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent
+            )
         server = cls(process, port, log_path)
         server._wait_ready()
         return server
