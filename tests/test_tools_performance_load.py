@@ -128,3 +128,38 @@ def test_fp16_accumulation_speeds_llamacpp_prompts_on_geforce_cards_only() -> No
         geforce = step_s(served.model, served.hw, engine, served.factors, 0, 0, 4096, 2048)
         plain = step_s(served.model, halved, engine, served.factors, 0, 0, 4096, 2048)
         assert (geforce < plain) if faster else (geforce == plain)
+
+
+def test_a_first_token_waits_longer_on_a_deeper_model_and_delays_no_one_else() -> None:
+    served = _served("llama-3.1-8b", "h100-80gb", 1)
+    waiting = served.factors._replace(first_token_steps=6.0, request_overhead_s=0.004)
+    plain = Served(
+        served.model, served.hw, served.engine, waiting._replace(first_token_steps=0.0), served.chunk
+    )
+    slow = Served(served.model, served.hw, served.engine, waiting, served.chunk)
+    deeper = Served(
+        served.model._replace(layers=served.model.layers * 2), served.hw, served.engine, waiting, served.chunk
+    )
+    assert deeper.request_latency > slow.request_latency > plain.request_latency == pytest.approx(0.004)
+    for users in (1, 8, 64):
+        a, b = steady_state(plain, 1000, 200, users), steady_state(slow, 1000, 200, users)
+        assert b.ttft_s > a.ttft_s
+        # Latency, not GPU time: the running answers' TPOT barely moves (only through the users'
+        # slightly longer cycle), never by a prefill's worth.
+        assert b.tpot_s <= a.tpot_s * 1.001
+
+
+def test_the_fits_latency_shortcut_scores_like_the_full_estimate() -> None:
+    """`_latency_scores` adds a candidate's first-token wait to the estimate without one; on the
+    points whose load comes from their own measured figures that is exact."""
+    from tools.performance_fit import _latency_scores, _score, fit_part
+
+    points = [
+        p
+        for p in fit_part()
+        if p.engine == "vllm" and p.metric == "ttft_ms" and "tpot_ms" in p.siblings and p.concurrency > 1
+    ]
+    assert len({p.source for p in points}) >= 3
+    base = factors_for(fitted()["engines"], "vllm", "hopper")
+    for score, factors in _latency_scores(points, base, [0.0, 0.02], [0.0, 7.0]):
+        assert score == pytest.approx(_score(points, factors), rel=1e-9)

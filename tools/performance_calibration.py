@@ -189,6 +189,12 @@ def as_time(metric: str, value: float, answer: int = 1) -> float:
     return value / 1000.0
 
 
+def in_process(factors: Factors) -> Factors:
+    """The factors of an engine timed in-process (llama-bench, benchmark_latency.py, TensorRT-LLM's
+    session benchmark): no front end, so no fixed wait for a first token."""
+    return factors._replace(request_overhead_s=0.0, first_token_steps=0.0)
+
+
 def served(point: CalibrationPoint, factors: Factors) -> Served:
     return Served(point.model, point.hw, point.engine, factors, point.chunk)
 
@@ -196,14 +202,14 @@ def served(point: CalibrationPoint, factors: Factors) -> Served:
 def predict(point: CalibrationPoint, factors: Factors) -> float:
     """The model's value of the point's metric, in the point's own unit, from the setup alone."""
     if point.engine_side:
-        factors = factors._replace(request_overhead_s=0.0)
+        factors = in_process(factors)
     if point.metric == "prefill_tok_s":
-        op = offline_batch(served(point, factors._replace(request_overhead_s=0.0)), point.prompt, 1, 1)
+        op = offline_batch(served(point, in_process(factors)), point.prompt, 1, 1)
         return point.prompt / op.ttft_s
     if point.metric == "decode_tok_s":
         return 1.0 / offline_batch(served(point, factors), 0, point.answer, 1).tpot_s
     if point.metric == "e2e_latency_ms":
-        no_overhead = served(point, factors._replace(request_overhead_s=0.0))
+        no_overhead = served(point, in_process(factors))
         return offline_batch(no_overhead, point.prompt, point.answer, point.concurrency).e2e_s * 1000
     setup = served(point, factors)
     if point.rate is not None:

@@ -4,8 +4,9 @@ Run `python -m tools.performance_fit` to refit and rewrite tools/data/perf_facto
 checks the file matches a fresh fit). For each engine: grid searches of (bandwidth efficiency,
 per-step overhead) for each per-layer overhead on the dense models' decode figures (models of 28 to
 80 layers tell a cost per layer from a cost per step), of the per-layer routing cost on the
-mixtures of experts', of (compute efficiency, per-request overhead) on the time-to-first-token
-figures of 16-bit and FP8 weights and of the relative prefill speed of integer-quantized weights,
+mixtures of experts', of (compute efficiency, per-request overhead, first-token steps) on the
+time-to-first-token figures of 16-bit and FP8 weights (`_fit_latency`) and of the relative prefill
+speed of integer-quantized weights,
 minimising the median over sources of each source's mean |log error| (among scores within 2 % of
 the best, the smallest fixed overhead: the figures rarely separate a fixed cost from an
 efficiency), alternated twice; then, per GPU
@@ -31,13 +32,17 @@ from tools.performance_calibration import (
     metric_group,
     predict,
 )
-from tools.performance_physics import Factors
+from tools.performance_physics import Factors, fixed_step_s
 
 START = Factors(0.7, 0.002, 0.5, 0.01, 0.0, 1.0)
 BANDWIDTH_GRID = [round(0.30 + 0.02 * i, 2) for i in range(36)]  # 0.30 .. 1.00
 STEP_OVERHEAD_GRID = [0.0005 * i for i in range(17)]  # 0 .. 8 ms
 COMPUTE_GRID = [round(0.10 + 0.02 * i, 2) for i in range(46)]  # 0.10 .. 1.00
 REQUEST_OVERHEAD_GRID = [0.002 * i for i in range(31)]  # 0 .. 60 ms
+FIRST_TOKEN_STEPS_GRID = [float(n) for n in range(41)]  # 0 .. 40 times the model's fixed step cost
+# The latency search ranks every (efficiency, overhead, steps) on the additive shortcut of
+# `_latency_scores`, then scores this many of the best exactly.
+EXACT_CANDIDATES = 12
 QUANTIZED_RANGE = (0.3, 1.2)
 LAYER_OVERHEAD_GRID = [0.00001 * i for i in range(11)]  # 0 .. 100 µs per layer
 MOE_OVERHEAD_GRID = [0.000005 * i for i in range(41)]  # 0 .. 200 µs per routed layer
@@ -151,15 +156,68 @@ def _refine(points: list[CalibrationPoint], factors: Factors, grids: dict[str, l
     return factors
 
 
+def _latency_scores(
+    points: list[CalibrationPoint], factors: Factors, overheads: list[float], steps: list[float]
+) -> list[tuple[float, Factors]]:
+    """`_score` of every (request overhead, first-token steps) at the given compute efficiency, from
+    one evaluation of the points: a served first token's fixed wait (`request_latency_s`) adds to
+    its time and changes nothing else the time depends on (the prefill, the queue in front of it:
+    `performance_serving._ttft`), so each candidate's estimate is the estimate without it plus
+    the wait. Only where an estimate solves a closed loop from the setup alone (no measured
+    siblings) does the wait also move the load a little: `_fit_latency` scores the best exactly."""
+    bare = factors._replace(request_overhead_s=0.0, first_token_steps=0.0)
+    rows = []
+    for p in points:
+        measured = as_time(p.metric, p.value)
+        waits = p.metric == "ttft_ms" and not p.engine_side
+        fixed = fixed_step_s(p.model, bare) if waits else 0.0
+        estimated = math.exp(log_error(p, bare)) * measured
+        rows.append((p.source, measured, estimated, waits, fixed))
+    out = []
+    for overhead in overheads:
+        for n in steps:
+            by_source: dict[str, list[float]] = {}
+            for source, measured, estimated, waits, fixed in rows:
+                value = estimated + (overhead + n * fixed if waits else 0.0)
+                by_source.setdefault(source, []).append(abs(math.log(value / measured)))
+            per_source = [statistics.fmean(errors) for errors in by_source.values()]
+            score = statistics.median(per_source) + 0.1 * statistics.fmean(per_source)
+            out.append((score, factors._replace(request_overhead_s=overhead, first_token_steps=n)))
+    return out
+
+
+def _fit_latency(points: list[CalibrationPoint], factors: Factors) -> Factors:
+    """Compute efficiency, request overhead and first-token steps together. Among the settings
+    within SCORE_SLACK of the best, the shortest fixed wait for a typical model of the figures
+    (then the highest efficiency): as in `_fit_pair`, the fit does not invent a fixed cost the
+    figures cannot tell from a lower efficiency."""
+    served = any(p.metric == "ttft_ms" for p in points)
+    overheads = REQUEST_OVERHEAD_GRID if served else [0.0]
+    steps = FIRST_TOKEN_STEPS_GRID if served else [0.0]
+    ranked = sorted(
+        (
+            candidate
+            for e in COMPUTE_GRID
+            for candidate in _latency_scores(points, factors._replace(compute_efficiency=e), overheads, steps)
+        ),
+        key=lambda scored: scored[0],
+    )
+    exact = [(_score(points, f), f) for _, f in ranked[:EXACT_CANDIDATES]]
+    best = min(score for score, _ in exact)
+    near = [f for score, f in exact if score <= best * (1 + SCORE_SLACK) + 1e-12]
+    typical = statistics.median(fixed_step_s(p.model, factors) for p in points)
+    return min(
+        near,
+        key=lambda f: (f.request_overhead_s + f.first_token_steps * typical, -f.compute_efficiency),
+    )
+
+
 def _fit_prefill(points: list[CalibrationPoint], factors: Factors) -> Factors:
-    """Compute efficiency and request overhead on 16-bit and FP8 weights, then the speed of
-    integer-quantized weights relative to them."""
+    """Compute efficiency and a served first token's fixed wait on 16-bit and FP8 weights, then the
+    speed of integer-quantized weights relative to them."""
     plain = [p for p in points if not p.model.quantized] or points
     if plain:
-        overheads = REQUEST_OVERHEAD_GRID if any(p.metric == "ttft_ms" for p in plain) else [0.0]
-        factors = _fit_pair(
-            plain, factors, ("compute_efficiency", COMPUTE_GRID), ("request_overhead_s", overheads)
-        )
+        factors = _fit_latency(plain, factors)
     quantized = [p for p in points if p.model.quantized]
     if quantized and plain is not points:
         # Compute-bound prefill time scales as 1 / quantized_compute: the median source's error

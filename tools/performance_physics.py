@@ -93,6 +93,29 @@ class Factors(NamedTuple):
     moe_layer_overhead_s: float = 0.0  # fixed cost per mixture-of-experts layer and step (routing)
     quantized_compute: float = 1.0  # prefill speed of integer-quantized weights relative to 16-bit
     layer_overhead_s: float = 0.0  # fixed cost per layer and step (its kernels' launch and ramp)
+    # A request's fixed wait for its first token, beyond its prompt's GPU time, in units of the
+    # model's fixed cost per step (`fixed_step_s`); see `request_latency_s`.
+    first_token_steps: float = 0.0
+
+
+def fixed_step_s(model: ModelFacts, factors: Factors) -> float:
+    """What one engine step costs however small the batch: per step, per layer, per routed layer."""
+    return (
+        factors.step_overhead_s
+        + model.layers * factors.layer_overhead_s
+        + model.moe_layers * factors.moe_layer_overhead_s
+    )
+
+
+def request_latency_s(model: ModelFacts, factors: Factors) -> float:
+    """The fixed part of a served request's time to first token, beyond its prompt's GPU time: the
+    front end's constant cost plus `first_token_steps` of the model's fixed step cost. A prompt's
+    first pass is not the replay of a captured CUDA graph the decode steps are: its kernels are
+    launched and its buffers prepared one layer after another, so a deep model, and a deep
+    mixture of experts most (gating, sorting and scattering tokens at every routed layer), waits
+    longest. It is latency, not GPU time: at 64 users the decoders' TPOT shows no such stall per
+    arriving prompt (S39), so the other users' steps are not charged with it."""
+    return factors.request_overhead_s + factors.first_token_steps * fixed_step_s(model, factors)
 
 
 def tensor_parallel(engine: str) -> bool:
@@ -179,12 +202,9 @@ def step_s(
     peak = peak_flops(hw, model, engine)
     efficiency = factors.compute_efficiency * (factors.quantized_compute if model.quantized else 1.0)
     t_compute = flops / (peak * parallel * efficiency) if peak else 0.0
-    fixed = (
-        factors.step_overhead_s
-        + model.layers * factors.layer_overhead_s
-        + model.moe_layers * factors.moe_layer_overhead_s
+    return (
+        max(t_memory, t_compute) + fixed_step_s(model, factors) + communication_s(model, hw, engine, tokens)
     )
-    return max(t_memory, t_compute) + fixed + communication_s(model, hw, engine, tokens)
 
 
 def prefill_s(model: ModelFacts, hw: Hardware, engine: str, factors: Factors, prompt: float) -> float:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from tools.performance_physics import Factors, Hardware, ModelFacts, step_s
+from tools.performance_physics import Factors, Hardware, ModelFacts, request_latency_s, step_s
 
 # Prompt tokens one engine step takes (the prefill chunk): vLLM's max_num_batched_tokens default
 # (8192 on cards of 70 GiB and more, 2048 below; tools/engines.py), TensorRT-LLM's max_num_tokens
@@ -66,6 +66,11 @@ class Served:
             self.model, self.hw, self.engine, self.factors, decoding, context, prefill_tokens, prefill_context
         )
 
+    @property
+    def request_latency(self) -> float:
+        """A served request's fixed wait for its first token (`request_latency_s`)."""
+        return request_latency_s(self.model, self.factors)
+
     def prefill(self, tokens: float, prompt: float, decoding: float, context: float) -> float:
         """Time to push `tokens` prompt tokens through, chunk by chunk, each chunk in a step that
         also carries the `decoding` running answers."""
@@ -98,7 +103,7 @@ class Operating(NamedTuple):
 def _ttft(served: Served, prefill: float, busy: float) -> float:
     """A new prompt waits for the prompts ahead of it: M/D/1 queueing on the prefill work,
     W = ρ / (2 (1 − ρ)) × prefill with ρ the share of time the GPU spends on other prompts."""
-    return served.factors.request_overhead_s + prefill * (1.0 + busy / (2.0 * (1.0 - busy)))
+    return served.request_latency + prefill * (1.0 + busy / (2.0 * (1.0 - busy)))
 
 
 def next_times(
@@ -240,9 +245,9 @@ def wave(served: Served, prompt: int, answer: int, users: int) -> Operating:
         prompt * users, served.chunk
     )
     tpot = served.step(users, context) + (prefill * (1 - median_share) / steps if steps else 0.0)
-    e2e = served.factors.request_overhead_s + prefill + steps * served.step(users, context)
+    e2e = served.request_latency + prefill + steps * served.step(users, context)
     rate = users / e2e
-    ttft = served.factors.request_overhead_s + prefill * median_share
+    ttft = served.request_latency + prefill * median_share
     return Operating(users, ttft, tpot, e2e, rate * answer, rate)
 
 
