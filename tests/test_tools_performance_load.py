@@ -163,3 +163,18 @@ def test_the_fits_latency_shortcut_scores_like_the_full_estimate() -> None:
     base = factors_for(fitted()["engines"], "vllm", "hopper")
     for score, factors in _latency_scores(points, base, [0.0, 0.02], [0.0, 7.0]):
         assert score == pytest.approx(_score(points, factors), rel=1e-9)
+
+
+def test_a_served_runs_request_latency_is_its_first_token_plus_its_answer() -> None:
+    """A load generator's request latency is the same operating point's TTFT + (answer - 1) x TPOT
+    (closed loop or offered rate); only an in-process static batch is prefill-all-then-decode-all."""
+    doc = fitted()
+    served_e2e = [
+        p for p in calibration_points() if p.metric == "e2e_latency_ms" and not (p.together or p.engine_side)
+    ]
+    assert {p.rate is None for p in served_e2e} == {True, False}  # closed loops and offered rates
+    for p in served_e2e:
+        factors = factors_for(doc["engines"], p.engine, p.hw.generation)
+        ttft = predict(p._replace(metric="ttft_ms"), factors)
+        tpot = predict(p._replace(metric="tpot_ms"), factors)
+        assert predict(p, factors) == pytest.approx(ttft + (p.answer - 1) * tpot, rel=1e-9)
