@@ -123,8 +123,9 @@ def model_facts(
 
 def pair_flops(arch: Architecture) -> int:
     """Attention FLOPs of one layer per (query, attended token) pair: 2 × heads × (key + value
-    width); linear-attention layers cost no such pairs. MLA prefills in its decompressed form (per head a 192-wide key of nope + rope parts and
-    a 128-wide value on DeepSeek-V3), which is what SGLang, vLLM and TensorRT-LLM run for prompts."""
+    width); linear-attention layers cost no such pairs. MLA counts in its decompressed form (per
+    head a 192-wide key of nope + rope parts and a 128-wide value on DeepSeek-V3), the form SGLang,
+    vLLM and TensorRT-LLM run prompts in."""
     if arch.is_mla:
         key, value = arch.qk_nope_head_dim + arch.qk_rope_head_dim, arch.v_head_dim
     else:

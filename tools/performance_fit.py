@@ -87,6 +87,11 @@ def _score(points: list[CalibrationPoint], factors: Factors) -> float:
     by_source: dict[str, list[float]] = {}
     for p in points:
         by_source.setdefault(p.source, []).append(abs(log_error(p, factors)))
+    return _source_score(by_source)
+
+
+def _source_score(by_source: dict[str, list[float]]) -> float:
+    """`_score` of |log errors| already grouped by source."""
     per_source = [statistics.fmean(errors) for errors in by_source.values()]
     return statistics.median(per_source) + 0.1 * statistics.fmean(per_source)
 
@@ -187,9 +192,8 @@ def _latency_scores(
             for source, measured, estimated, waits, fixed in rows:
                 value = estimated + (overhead + n * fixed if waits else 0.0)
                 by_source.setdefault(source, []).append(abs(math.log(value / measured)))
-            per_source = [statistics.fmean(errors) for errors in by_source.values()]
-            score = statistics.median(per_source) + 0.1 * statistics.fmean(per_source)
-            out.append((score, factors._replace(request_overhead_s=overhead, first_token_steps=n)))
+            scored = factors._replace(request_overhead_s=overhead, first_token_steps=n)
+            out.append((_source_score(by_source), scored))
     return out
 
 
