@@ -178,3 +178,50 @@ def test_a_served_runs_request_latency_is_its_first_token_plus_its_answer() -> N
         ttft = predict(p._replace(metric="ttft_ms"), factors)
         tpot = predict(p._replace(metric="tpot_ms"), factors)
         assert predict(p, factors) == pytest.approx(ttft + (p.answer - 1) * tpot, rel=1e-9)
+
+
+def _gpt_oss(chat: bool) -> Served:
+    setup = setup_for(build_scenario(SizingRequest(model="gpt-oss-20b", precision="mxfp4")), "h100-80gb", 1)
+    assert setup is not None and setup.model.chat_header_tokens == 3
+    return Served(setup.model, setup.hw, setup.engine, setup.factors, setup.chunk, chat=chat)
+
+
+@pytest.mark.parametrize("users", [1, 8, 64])
+def test_a_chat_stream_shows_gpt_oss_first_token_after_its_harmony_header(users: int) -> None:
+    """gpt-oss writes `<|channel|>analysis<|message|>` before its first streamed token: on a chat
+    endpoint the first token a client sees comes three decode steps after the engine's first; a
+    completions stream shows it at once. Nothing else about the run changes."""
+    chat, raw = (
+        steady_state(_gpt_oss(True), 1000, 400, users),
+        steady_state(_gpt_oss(False), 1000, 400, users),
+    )
+    assert chat.ttft_s == pytest.approx(raw.ttft_s + 3 * raw.tpot_s, rel=1e-6)
+    assert (chat.tpot_s, chat.e2e_s, chat.requests_per_s) == pytest.approx(
+        (raw.tpot_s, raw.e2e_s, raw.requests_per_s), rel=1e-6
+    )
+    dense = _served("llama-3.1-8b", "h100-80gb", 1)
+    assert dense.model.chat_header_tokens == 0 and dense.chat
+    assert steady_state(dense, 1000, 400, users).ttft_s == pytest.approx(
+        steady_state(
+            Served(dense.model, dense.hw, dense.engine, dense.factors, dense.chunk, chat=False),
+            1000,
+            400,
+            users,
+        ).ttft_s
+    )
+
+
+def test_sglang_stalls_its_decoders_for_a_whole_prefill() -> None:
+    """SGLang runs prompts in prefill batches of their own (enable_mixed_chunk is off by default):
+    with the same factors as vLLM, one user is as fast, and under load the answers wait a whole
+    prompt's pass per arrival instead of sharing steps with it."""
+    served = _served("llama-3.1-8b", "h100-80gb", 1)
+    sglang = Served(served.model, served.hw, "sglang", served.factors, served.chunk)
+    alone_v, alone_s = steady_state(served, 2000, 300, 1), steady_state(sglang, 2000, 300, 1)
+    assert alone_s.tpot_s == pytest.approx(alone_v.tpot_s, rel=1e-6)
+    for users in (16, 64):
+        mixed, separate = steady_state(served, 2000, 300, users), steady_state(sglang, 2000, 300, users)
+        assert separate.tpot_s > mixed.tpot_s * 1.01
+        assert separate.output_tok_s_total < mixed.output_tok_s_total
+    t_decode, prefill, stall = sglang.interrupted(2000, 32, 2150)
+    assert stall == prefill > t_decode

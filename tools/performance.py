@@ -201,7 +201,7 @@ def setup_for(scenario: Scenario, card_id: str, gpus: int) -> Setup | None:
     from tools.cards import card_facts
 
     chunk = prefill_chunk(scenario.engine, card_facts(card_id).usable_bytes)
-    return Setup(model, hw, scenario.engine, factors, chunk, detail)
+    return Setup(model, hw, scenario.engine, factors, chunk, detail=detail)
 
 
 def operating_point(setup: Setup, workload: Workload, users: float) -> Operating:

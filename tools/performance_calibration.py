@@ -74,6 +74,7 @@ class CalibrationPoint(NamedTuple):
     together: bool = False  # the benchmark sends its concurrent requests at once, in waves
     rate: float | None = None  # offered requests per second (open loop), instead of a concurrency
     engine_side: bool = False  # timed in-process (no server in front): no per-request overhead
+    chat: bool = False  # the client read a chat endpoint's stream (the default is raw completions)
 
     @property
     def label(self) -> str:
@@ -177,6 +178,7 @@ def points_of(doc: dict[str, Any]) -> tuple[CalibrationPoint, ...]:
                     together=src.get("arrivals") == "together",
                     rate=float(p["request_rate"]) if "request_rate" in p else None,
                     engine_side=src.get("harness") == "engine",
+                    chat=src.get("endpoint") == "chat",
                 )
             )
     return tuple(points)
@@ -196,7 +198,7 @@ def in_process(factors: Factors) -> Factors:
 
 
 def served(point: CalibrationPoint, factors: Factors) -> Served:
-    return Served(point.model, point.hw, point.engine, factors, point.chunk)
+    return Served(point.model, point.hw, point.engine, factors, point.chunk, chat=point.chat)
 
 
 def predict(point: CalibrationPoint, factors: Factors) -> float:

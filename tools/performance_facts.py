@@ -17,6 +17,14 @@ from tools.kv_cache import kv_layout
 from tools.performance_physics import Hardware, ModelFacts, tensor_parallel
 from tools.precision import FORMATS, GGUF_PRECISIONS, _tensor_bits
 
+# Tokens a chat answer starts with that its stream never shows, by model family. gpt-oss answers
+# in OpenAI's harmony format: after the prompt's closing `<|start|>assistant` the model writes
+# `<|channel|>analysis<|message|>` (three tokens of o200k_harmony) before the first token of its
+# reasoning, and a chat endpoint (vLLM's, SGLang's) streams only the message, so the first token a
+# chat client sees is the fourth generated (openai/harmony, "The harmony response format"). A
+# completions endpoint streams raw tokens and sees the first one.
+CHAT_HEADER_TOKENS = {"gpt_oss": 3}
+
 
 def load_data(name: str) -> Any:
     return json.loads(resources.files("tools").joinpath("data", name).read_text(encoding="utf-8"))
@@ -118,6 +126,7 @@ def model_facts(
             (arch.layers_of_kind("full") if arch.layer_kinds else arch.num_layers) * pair_flops(arch)
         ),
         attention_sliding_flops=float(arch.layers_of_kind("sliding") * pair_flops(arch)),
+        chat_header_tokens=CHAT_HEADER_TOKENS.get(arch.model_type, 0),
     )
 
 

@@ -81,6 +81,8 @@ class ModelFacts(NamedTuple):
     # and over the sliding ones; None: 4 × hidden on every layer (heads × head width = hidden).
     attention_full_flops: float | None = None
     attention_sliding_flops: float = 0.0
+    # Tokens a chat answer generates before the first one its stream shows (`CHAT_HEADER_TOKENS`).
+    chat_header_tokens: int = 0
 
 
 class Factors(NamedTuple):

@@ -29,6 +29,10 @@ MAX_PREFILL_BUSY = 0.98
 # any measurement's precision, and it keeps the fit's thousands of evaluations fast.
 RELATIVE_TOLERANCE = 1e-7
 FIXED_POINT_ROUNDS = 30
+# Engines that run a prompt in a prefill batch of its own while the running answers wait, instead
+# of inside the steps that carry them: SGLang mixes the two only with --enable-mixed-chunk, off by
+# default (server_args.py: `enable_mixed_chunk: bool = False`).
+SEPARATE_PREFILL_ENGINES = ("sglang",)
 
 
 def prefill_chunk(engine: str, card_memory_bytes: float) -> float:
@@ -58,6 +62,7 @@ class Served:
     engine: str
     factors: Factors
     chunk: float  # prompt tokens one engine step takes (`prefill_chunk`)
+    chat: bool = True  # answers streamed by a chat endpoint (what a chat client sees), not raw tokens
 
     def step(
         self, decoding: float, context: float, prefill_tokens: float = 0.0, prefill_context: float = 0.0
@@ -71,6 +76,11 @@ class Served:
         """A served request's fixed wait for its first token (`request_latency_s`)."""
         return request_latency_s(self.model, self.factors)
 
+    def first_seen(self, ttft: float, tpot: float) -> float:
+        """The first token a client sees: the engine's first, or on a chat endpoint the first after
+        the header tokens the stream hides (gpt-oss's harmony channel header), one TPOT each."""
+        return ttft + (self.model.chat_header_tokens * tpot if self.chat else 0.0)
+
     def prefill(self, tokens: float, prompt: float, decoding: float, context: float) -> float:
         """Time to push `tokens` prompt tokens through, chunk by chunk, each chunk in a step that
         also carries the `decoding` running answers."""
@@ -79,8 +89,13 @@ class Served:
 
     def interrupted(self, prompt: int, decoding: float, context: float) -> tuple[float, float, float]:
         """(decode step, one prompt's prefill, what that prefill costs the decoders beyond the
-        decode steps it replaces) with `decoding` answers running."""
+        decode steps it replaces) with `decoding` answers running. Where prompts run in batches of
+        their own (`SEPARATE_PREFILL_ENGINES`) the prefill carries no decoder and gives none a
+        token: all of it is a stall."""
         t_decode = self.step(decoding, context)
+        if self.engine in SEPARATE_PREFILL_ENGINES:
+            prefill = self.prefill(prompt, prompt, 0.0, context)
+            return t_decode, prefill, prefill
         prefill = self.prefill(prompt, prompt, decoding, context)
         return t_decode, prefill, max(prefill - chunk_count(prompt, self.chunk) * t_decode, 0.0)
 
@@ -125,7 +140,8 @@ def next_times(
     others_rate = max(users - 1.0, 0.0) / e2e if e2e > 0 else 0.0  # the other users' requests per second
     t_decode, prefill, extra = served.interrupted(prompt, decoding, context)
     new_tpot = t_decode / max(1.0 - others_rate * extra, MIN_DECODE_SHARE)
-    return _ttft(served, prefill, min(others_rate * prefill, MAX_PREFILL_BUSY)), new_tpot
+    ttft = _ttft(served, prefill, min(others_rate * prefill, MAX_PREFILL_BUSY))
+    return served.first_seen(ttft, new_tpot), new_tpot
 
 
 def _times_at_rate(
@@ -192,7 +208,7 @@ def steady_state(served: Served, prompt: int, answer: int, users: float) -> Oper
             side = 1
     rate = low
     ttft, tpot = _times_at_rate(served, prompt, answer, users, rate)
-    return Operating(users, ttft, tpot, ttft + steps * tpot, rate * answer, rate)
+    return Operating(users, served.first_seen(ttft, tpot), tpot, ttft + steps * tpot, rate * answer, rate)
 
 
 def open_loop(
@@ -217,7 +233,9 @@ def open_loop(
         return steady_state(served, prompt, answer, max_users), True
     users = max(users, 1.0)
     ttft, tpot = times(users)
-    return Operating(users, ttft, tpot, ttft + steps * tpot, rate * answer, rate), False
+    return Operating(
+        users, served.first_seen(ttft, tpot), tpot, ttft + steps * tpot, rate * answer, rate
+    ), False
 
 
 def offline_batch(served: Served, prompt: int, answer: int, batch: int) -> Operating:
@@ -248,7 +266,7 @@ def wave(served: Served, prompt: int, answer: int, users: int) -> Operating:
     e2e = served.request_latency + prefill + steps * served.step(users, context)
     rate = users / e2e
     ttft = served.request_latency + prefill * median_share
-    return Operating(users, ttft, tpot, e2e, rate * answer, rate)
+    return Operating(users, served.first_seen(ttft, tpot), tpot, e2e, rate * answer, rate)
 
 
 def users_at_rate(latency: Callable[[float], float], rate: float, max_users: float) -> tuple[float, bool]:
