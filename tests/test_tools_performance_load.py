@@ -225,3 +225,46 @@ def test_sglang_stalls_its_decoders_for_a_whole_prefill() -> None:
         assert separate.output_tok_s_total < mixed.output_tok_s_total
     t_decode, prefill, stall = sglang.interrupted(2000, 32, 2150)
     assert stall == prefill > t_decode
+
+
+def test_sglangs_launch_bound_first_pass_holds_the_gpu() -> None:
+    """A served first token's fixed wait (`first_token_steps`) is the same latency on SGLang as on
+    vLLM for one user; under load it is GPU time on SGLang (its prefill batches are not graph
+    replays and run alone), so the answers and the queue of prompts behind it wait for it too."""
+    served = _served("llama-3.1-8b", "h100-80gb", 1)
+    waiting = served.factors._replace(first_token_steps=8.0, request_overhead_s=0.004)
+    vllm = Served(served.model, served.hw, "vllm", waiting, served.chunk)
+    sglang = Served(served.model, served.hw, "sglang", waiting, served.chunk)
+    instant = Served(served.model, served.hw, "sglang", waiting._replace(first_token_steps=0.0), served.chunk)
+    assert steady_state(sglang, 1000, 200, 1).ttft_s == pytest.approx(
+        steady_state(vllm, 1000, 200, 1).ttft_s, rel=1e-2
+    )
+    for users in (16, 64):
+        slow, fast = steady_state(sglang, 1000, 200, users), steady_state(instant, 1000, 200, users)
+        assert slow.tpot_s > fast.tpot_s * 1.01
+        assert slow.ttft_s - fast.ttft_s > sglang.request_latency - instant.request_latency + 1e-4
+
+
+def test_latent_attention_layers_cost_their_own_fixed_time() -> None:
+    """An MLA model pays `mla_layer_overhead_s` at each of its latent-attention layers and step; a
+    model with grouped-query attention never does, whatever the factor."""
+    from tools.performance_physics import fixed_step_s
+
+    deepseek = setup_for(build_scenario(SizingRequest(model="deepseek-v3", precision="fp8")), "h200", 8)
+    assert deepseek is not None and deepseek.model.mla_layers == deepseek.model.layers == 61
+    llama = _served("llama-3.3-70b", "h200", 2)
+    assert llama.model.mla_layers == 0
+    plain = deepseek.factors._replace(mla_layer_overhead_s=0.0)
+    latent = plain._replace(mla_layer_overhead_s=1e-4)
+    assert fixed_step_s(deepseek.model, latent) - fixed_step_s(deepseek.model, plain) == pytest.approx(61e-4)
+    assert fixed_step_s(llama.model, latent) == fixed_step_s(llama.model, plain)
+
+
+def test_sglang_borrows_vllms_factors_but_its_own_latent_attention_cost() -> None:
+    engines = fitted()["engines"]
+    sglang, vllm = engines["sglang"], engines["vllm"]
+    assert sglang["borrowed_from"] == "vllm"
+    assert {k: v for k, v in sglang["factors"].items() if k != "mla_layer_overhead_s"} == {
+        k: v for k, v in vllm["factors"].items() if k != "mla_layer_overhead_s"
+    }
+    assert all(p.startswith("S") for p in sglang["sources"])

@@ -399,7 +399,8 @@ def basis_text(estimate: PerformanceEstimate, lang: Language) -> str:
         return perf_text("perf_basis_measured", lang, source=estimate.basis_detail.split(": ", 1)[-1])
     if estimate.basis == "scaled":
         return perf_text("perf_basis_scaled", lang, source=estimate.basis_detail)
-    points = sum(row["points"] for row in fitted()["engines"].values())
+    # An engine that borrows another's factors (SGLang) fits one of its own, none the product uses.
+    points = sum(row["points"] for row in fitted()["engines"].values() if "borrowed_from" not in row)
     return perf_text("perf_basis_model", lang, points=points)
 
 

@@ -127,6 +127,7 @@ def model_facts(
         ),
         attention_sliding_flops=float(arch.layers_of_kind("sliding") * pair_flops(arch)),
         chat_header_tokens=CHAT_HEADER_TOKENS.get(arch.model_type, 0),
+        mla_layers=arch.num_layers if arch.is_mla else 0,
     )
 
 

@@ -67,6 +67,8 @@ DENSE_DECODE_GRIDS = {
     "layer_overhead_s": LAYER_OVERHEAD_GRID,
 }
 MOE_DECODE_GRIDS = {"moe_layer_overhead_s": MOE_OVERHEAD_GRID}
+MLA_OVERHEAD_GRID = [0.00001 * i for i in range(41)]  # 0 .. 400 µs per latent-attention layer
+MLA_DECODE_GRIDS = {"mla_layer_overhead_s": MLA_OVERHEAD_GRID}
 REFINE_ROUNDS = 3
 FACTORS_FILE = Path(__file__).parent / "data" / "perf_factors.json"
 
@@ -148,7 +150,16 @@ def _fit_decode(
             key=lambda f: _score(moe, f),
         )
         factors = _refine(moe + [p for p in throughput if p.model.moe_layers], factors, MOE_DECODE_GRIDS)
-    return factors
+    return _fit_mla(points, factors, throughput)
+
+
+def _fit_mla(
+    points: Sequence[CalibrationPoint], factors: Factors, throughput: Sequence[CalibrationPoint] = ()
+) -> Factors:
+    """The per-layer cost of multi-head latent attention on the MLA models' decode and throughput
+    figures (the other factors as fitted): none where the engine has no MLA figure."""
+    mla = [p for p in [*points, *throughput] if p.model.mla_layers]
+    return _refine(mla, factors, MLA_DECODE_GRIDS)
 
 
 def _refine(points: list[CalibrationPoint], factors: Factors, grids: dict[str, list[float]]) -> Factors:
@@ -313,7 +324,26 @@ def fit_factors(fit_points: list[CalibrationPoint]) -> dict[str, dict]:
             "points": len(mine),
             "sources": sorted({p.source for p in mine}),
         }
+    for engine, closest in sorted(UNFITTED_ENGINES.items()):
+        mine = [p for p in fit_points if p.engine == engine]
+        if mine and closest in engines:
+            engines[engine] = _borrowed(engines[closest], closest, mine)
     return engines
+
+
+def _borrowed(row: dict, closest: str, mine: list[CalibrationPoint]) -> dict:
+    """An unfitted engine's factors: the closest engine's, but for its own cost per latent-attention
+    layer, fitted on its own MLA figures (how much of MLA's decode an engine fuses is its own)."""
+    decode = [p for p in mine if metric_group(p.metric) == "decode"]
+    throughput = [p for p in mine if metric_group(p.metric) == "throughput"]
+    own = _fit_mla(decode, Factors(**row["factors"]), throughput).mla_layer_overhead_s
+    return {
+        "factors": {**row["factors"], "mla_layer_overhead_s": own},
+        "generations": {g: {**f, "mla_layer_overhead_s": own} for g, f in row["generations"].items()},
+        "points": len(mine),
+        "sources": sorted({p.source for p in mine}),
+        "borrowed_from": closest,
+    }
 
 
 def cross_validated_errors(fit_points: list[CalibrationPoint]) -> list[tuple[CalibrationPoint, float]]:

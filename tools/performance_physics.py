@@ -83,6 +83,7 @@ class ModelFacts(NamedTuple):
     attention_sliding_flops: float = 0.0
     # Tokens a chat answer generates before the first one its stream shows (`CHAT_HEADER_TOKENS`).
     chat_header_tokens: int = 0
+    mla_layers: int = 0  # layers whose attention is multi-head latent attention (DeepSeek-V2/V3)
 
 
 class Factors(NamedTuple):
@@ -98,6 +99,11 @@ class Factors(NamedTuple):
     # A request's fixed wait for its first token, beyond its prompt's GPU time, in units of the
     # model's fixed cost per step (`fixed_step_s`); see `request_latency_s`.
     first_token_steps: float = 0.0
+    # Fixed cost per multi-head-latent-attention layer and step beyond a plain layer's: MLA's decode
+    # runs more small kernels per layer (the down- and up-projections of queries and latents, the
+    # absorbed key and value products, the latent cache write, the per-group FP8 scaling of each
+    # product's input), each a launch however small the batch; engines that fuse them pay less.
+    mla_layer_overhead_s: float = 0.0
 
 
 def fixed_step_s(model: ModelFacts, factors: Factors) -> float:
@@ -106,18 +112,27 @@ def fixed_step_s(model: ModelFacts, factors: Factors) -> float:
         factors.step_overhead_s
         + model.layers * factors.layer_overhead_s
         + model.moe_layers * factors.moe_layer_overhead_s
+        + model.mla_layers * factors.mla_layer_overhead_s
     )
+
+
+def first_pass_s(model: ModelFacts, factors: Factors) -> float:
+    """A prompt's pass waits `first_token_steps` of the model's fixed step cost beyond its GPU
+    time: it is not the replay of a captured CUDA graph the decode steps are; its kernels are
+    launched and its buffers prepared one layer after another, so a deep model, and a deep
+    mixture of experts most (gating, sorting and scattering tokens at every routed layer), waits
+    longest."""
+    return factors.first_token_steps * fixed_step_s(model, factors)
 
 
 def request_latency_s(model: ModelFacts, factors: Factors) -> float:
     """The fixed part of a served request's time to first token, beyond its prompt's GPU time: the
-    front end's constant cost plus `first_token_steps` of the model's fixed step cost. A prompt's
-    first pass is not the replay of a captured CUDA graph the decode steps are: its kernels are
-    launched and its buffers prepared one layer after another, so a deep model, and a deep
-    mixture of experts most (gating, sorting and scattering tokens at every routed layer), waits
-    longest. It is latency, not GPU time: at 64 users the decoders' TPOT shows no such stall per
-    arriving prompt (S39), so the other users' steps are not charged with it."""
-    return factors.request_overhead_s + factors.first_token_steps * fixed_step_s(model, factors)
+    front end's constant cost plus the first pass's wait (`first_pass_s`). Where prompts ride in
+    the decoders' steps (vLLM, TensorRT-LLM) that wait is latency, not GPU time: at 64 users the
+    decoders' TPOT shows no such stall per arriving prompt (S39), so the other users' steps are not
+    charged with it (engines that run prompts in batches of their own: see
+    `performance_serving.SEPARATE_PREFILL_ENGINES`)."""
+    return factors.request_overhead_s + first_pass_s(model, factors)
 
 
 def tensor_parallel(engine: str) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from tools.performance_physics import Factors, Hardware, ModelFacts, request_latency_s, step_s
+from tools.performance_physics import Factors, Hardware, ModelFacts, first_pass_s, request_latency_s, step_s
 
 # Prompt tokens one engine step takes (the prefill chunk): vLLM's max_num_batched_tokens default
 # (8192 on cards of 70 GiB and more, 2048 below; tools/engines.py), TensorRT-LLM's max_num_tokens
@@ -31,7 +31,9 @@ RELATIVE_TOLERANCE = 1e-7
 FIXED_POINT_ROUNDS = 30
 # Engines that run a prompt in a prefill batch of its own while the running answers wait, instead
 # of inside the steps that carry them: SGLang mixes the two only with --enable-mixed-chunk, off by
-# default (server_args.py: `enable_mixed_chunk: bool = False`).
+# default (server_args.py: `enable_mixed_chunk: bool = False`), and captures CUDA graphs for decode
+# batches only (a prefill graph is opt-in), so a prefill batch's launch-bound first pass
+# (`first_pass_s`) holds the GPU: the running answers wait for it too.
 SEPARATE_PREFILL_ENGINES = ("sglang",)
 
 
@@ -72,8 +74,15 @@ class Served:
         )
 
     @property
+    def separate_prefill(self) -> bool:
+        return self.engine in SEPARATE_PREFILL_ENGINES
+
+    @property
     def request_latency(self) -> float:
-        """A served request's fixed wait for its first token (`request_latency_s`)."""
+        """A served request's fixed wait for its first token (`request_latency_s`); where prompts run
+        in batches of their own the first pass's wait is GPU time, counted in `prefill` instead."""
+        if self.separate_prefill:
+            return self.factors.request_overhead_s
         return request_latency_s(self.model, self.factors)
 
     def first_seen(self, ttft: float, tpot: float) -> float:
@@ -85,7 +94,10 @@ class Served:
         """Time to push `tokens` prompt tokens through, chunk by chunk, each chunk in a step that
         also carries the `decoding` running answers."""
         chunks = chunk_count(tokens, self.chunk)
-        return chunks * self.step(decoding, context, tokens / chunks, prompt / 2)
+        step = self.step(decoding, context, tokens / chunks, prompt / 2)
+        if self.separate_prefill:  # each prefill batch is a launch-bound first pass
+            step += first_pass_s(self.model, self.factors)
+        return chunks * step
 
     def interrupted(self, prompt: int, decoding: float, context: float) -> tuple[float, float, float]:
         """(decode step, one prompt's prefill, what that prefill costs the decoders beyond the
@@ -93,7 +105,7 @@ class Served:
         their own (`SEPARATE_PREFILL_ENGINES`) the prefill carries no decoder and gives none a
         token: all of it is a stall."""
         t_decode = self.step(decoding, context)
-        if self.engine in SEPARATE_PREFILL_ENGINES:
+        if self.separate_prefill:
             prefill = self.prefill(prompt, prompt, 0.0, context)
             return t_decode, prefill, prefill
         prefill = self.prefill(prompt, prompt, decoding, context)
