@@ -53,7 +53,8 @@ BAND_QUANTILES = (0.05, 0.95)
 # the 5th and 95th percentiles of five errors are just their extremes.
 MIN_BAND_POINTS = 10
 MIN_BAND_SOURCES = 3
-# Engines never fitted on their own figures: they take the factors of the closest fitted engine.
+# Engines never fitted on their own figures: they take the factors of the closest fitted engine,
+# all but their cost per latent-attention layer (`_borrowed`).
 # SGLang's fit sources (S43-S52) are three of DeepSeek-R1/V3 and two of Llama 3 70B/405B: fitted alone
 # they made a fixed step cost of 6.5 ms and a first token 31 steps late out of DeepSeek-R1's
 # routed layers and charged them to every model, and the held-out SGLang sources (Llama 3 8B and
@@ -393,8 +394,9 @@ def fit(points: Iterable[CalibrationPoint] | None = None) -> dict:
 
 
 def factors_for(engines: dict, engine: str, generation: str) -> Factors:
-    """An engine's fitted factors on a generation; an engine without a fit source (SGLang) takes
-    vLLM's, the closest engine in how it batches and which kernels it runs."""
+    """An engine's fitted factors on a generation. SGLang's row is vLLM's, the closest engine in how
+    it batches and which kernels it runs, but for its own latent-attention cost (`_borrowed`);
+    without an SGLang fit source in `engines` it takes vLLM's row whole."""
     row = engines.get(engine) or engines[UNFITTED_ENGINES[engine]]
     return Factors(**row["generations"].get(generation, row["factors"]))
 
