@@ -55,6 +55,7 @@ from assistant.schemas import (
 )
 from tools import SizingResult
 from tools.errors import SizingError
+from tools.i18n import shortest
 
 if TYPE_CHECKING:
     from assistant.agent import Premade
@@ -338,7 +339,9 @@ class Assistant:
                 if len(self._premade_found) >= SEARCH_CACHE_SIZE:
                     self._premade_found.clear()
                 self._premade_found[(query, language)] = (time.monotonic(), passages)
-        detail = " · ".join(f"{r.model.name} {r.precision} {r.total_gb:g} GB" for r in outcome.shown)
+        detail = " · ".join(
+            f"{r.model.name} {r.precision} {shortest(r.total_gb, language)} GB" for r in outcome.shown
+        )
         steps = [Step(kind="calculate", title=llm_text("step_premade", language), detail=detail)]
         premade = Premade(
             calculations=tuple(made), search_query=query, passages=tuple(passages), search_failed=failed
@@ -409,7 +412,6 @@ def text_pieces(answer: str) -> list[str]:
 
 def fault_reason(error: LLMUnavailableError, settings: Settings, words: Texts) -> str:
     """Why the model gave no answer, in the visitor's language, from the fault's kind."""
-    timeout = f"{settings.llm_timeout:g}"
     if has_text(f"fault_{error.kind}"):
         return llm_text(f"fault_{error.kind}", words.language, context=settings.llm_context_tokens)
     reason = (
@@ -419,7 +421,7 @@ def fault_reason(error: LLMUnavailableError, settings: Settings, words: Texts) -
     return reason.format(
         endpoint=settings.llm_base_url or "—",
         status=getattr(error, "status", ""),
-        timeout=timeout.replace(".", ",") if words.language == "es" else timeout,
+        timeout=shortest(settings.llm_timeout, words.language),
     )
 
 

@@ -10,7 +10,7 @@ from importlib import resources
 import pytest
 
 from tools.cards import CLASS_TEXTS
-from tools.i18n import as_language, gb, integer, number
+from tools.i18n import as_language, gb, integer, number, shortest
 from tools.texts import CATALOGUE_FILES, bilingual, catalogue, counted, text
 
 
@@ -80,6 +80,12 @@ def test_numbers_are_written_as_each_language_writes_them(value, lang, decimals,
 def test_integers_and_gigabytes() -> None:
     assert integer(131072, "en") == "131,072" and integer(131072, "es") == "131.072"
     assert gb(70_553_706_496, "es") == "70,55" and gb(2_684_354_560, "en", 3) == "2.684"
+
+
+def test_the_shortest_form_keeps_every_digit_and_the_decimal_mark() -> None:
+    assert shortest(2.5, "es") == "2,5" and shortest(2.5, "en") == "2.5"
+    assert shortest(30.0, "es") == "30" and shortest(0.25, "es") == "0,25"
+    assert shortest(141.16, "es") == "141,16"
 
 
 def test_a_language_code_is_read_or_refused() -> None:

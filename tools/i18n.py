@@ -1,6 +1,7 @@
 """The visitor's language and how numbers are written in it, for every module in tools/.
 
     number(12345.678, "es")  -> "12.345,68"      integer(131072, "en") -> "131,072"
+    shortest(2.5, "es")      -> "2,5"
     gb(70_553_706_496, "es") -> "70,55"          (GB = 10^9 bytes, as every *_gb field)
 
 Sentences live in tools/data/texts.json, read by tools/texts.py.
@@ -31,6 +32,12 @@ def number(value: float, lang: Language, decimals: int = 2, sign: bool = False) 
     return written.translate(_SPANISH_SEPARATORS) if lang == "es" else written
 
 
+def shortest(value: float, lang: Language) -> str:
+    """The fewest digits that write the value (2.5, 30, 0.25), with the language's decimal mark."""
+    written = f"{value:g}"
+    return written.translate(_SPANISH_SEPARATORS) if lang == "es" else written
+
+
 def integer(value: int, lang: Language) -> str:
     return number(value, lang, 0)
 
@@ -40,4 +47,4 @@ def gb(value_bytes: float, lang: Language, decimals: int = 2) -> str:
     return number(value_bytes / GB, lang, decimals)
 
 
-__all__ = ["GB", "LANGUAGES", "Language", "as_language", "gb", "integer", "number"]
+__all__ = ["GB", "LANGUAGES", "Language", "as_language", "gb", "integer", "number", "shortest"]
