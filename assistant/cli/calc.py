@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from assistant.cli.options import (
     add_command,
     add_context_option,
+    add_engine_option,
     add_json_flag,
+    add_kv_dtype_option,
     add_language_option,
     add_memory_share_option,
 )
@@ -88,10 +90,8 @@ def register(subparsers: Subparsers) -> None:
         metavar="PATH",
         help="your load tests (sizing calibrate add); default tools/data/perf_measured.json",
     )
-    parser.add_argument("--kv-dtype", default=None, help="KV cache: bf16 fp16 fp8 q8_0 q4_0 (default 16-bit)")
-    parser.add_argument(
-        "--engine", default=None, help="vllm | llamacpp | ollama | transformers (default vllm)"
-    )
+    add_kv_dtype_option(parser)
+    add_engine_option(parser, default=None)
     parser.add_argument(
         "--gpu", default=None, metavar="ID[:N]", help="one card, optionally N of them (h100-80gb:2)"
     )

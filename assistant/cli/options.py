@@ -55,9 +55,10 @@ def add_kv_dtype_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kv-dtype", default=None, help="KV cache: bf16 fp16 fp8 q8_0 q4_0 (default 16-bit)")
 
 
-def add_engine_option(parser: argparse.ArgumentParser) -> None:
+def add_engine_option(parser: argparse.ArgumentParser, default: str | None = "vllm") -> None:
+    """`--engine`; `sizing calc` leaves it unset (None) so a GGUF file can choose llama.cpp."""
     parser.add_argument(
-        "--engine", default="vllm", help="vllm | llamacpp | ollama | transformers (default vllm)"
+        "--engine", default=default, help="vllm | llamacpp | ollama | transformers (default vllm)"
     )
 
 
