@@ -16,7 +16,6 @@ from assistant.evals.errors import TASK_PROBLEMS, EvalOptionError, TaskFileError
 from assistant.settings import Settings
 from assistant.ui.compare_tab import (
     EXAMPLE_TASKS,
-    TABLE_HEADERS,
     UI_MAX_TASKS,
     CompareForm,
     build_compare_tab,
@@ -91,7 +90,7 @@ def test_run_streams_the_side_by_side_table(settings: Settings) -> None:
     summary, rows = updates[-1]
     assert summary.startswith("# Compare: A = model-bf16 vs B = model-int4")
     assert "| score (mean over scored tasks) | 1.00 | 0.00 |" in summary
-    assert all(len(row) == len(TABLE_HEADERS) for row in rows)
+    assert all(len(row) == len(table_headers("en")) for row in rows)
     route = next(row for row in rows if row[1] == "Route: 'my invoice is wrong'")
     assert route == [
         "2",
@@ -167,7 +166,7 @@ def test_spanish_visitor_reads_the_runtime_texts_in_spanish(settings: Settings) 
         "respuesta B",
         "puntuación B",
     ]
-    assert table_headers("en") == TABLE_HEADERS
+    assert len(table_headers("en")) == len(table_headers("es"))
 
 
 def test_spanish_form_errors(settings: Settings) -> None:

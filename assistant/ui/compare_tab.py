@@ -95,9 +95,6 @@ def table_headers(lang: Lang = "en") -> list[str]:
     return ["#"] + [ui_text(f"compare_col_{column}", lang) for column in TABLE_COLUMNS]
 
 
-TABLE_HEADERS = table_headers("en")
-
-
 def count_tasks(count: int, lang: Lang) -> str:
     """ "1 task", "3 tasks" / "1 tarea", "3 tareas"."""
     if count == 1:
@@ -345,7 +342,7 @@ def build_compare_tab(settings: Settings, label: Callable[[str], Any] = str) -> 
     runs = RunsPerClient()
     summary = gr.Markdown()
     table = gr.Dataframe(
-        headers=TABLE_HEADERS,
+        headers=table_headers("en"),  # replaced by the visitor's language with every run
         datatype="str",  # plain text: answers are never rendered as HTML or Markdown
         type="array",
         interactive=False,
