@@ -109,3 +109,22 @@ def test_a_unit_asked_for_is_the_unit_answered(message: str, lang: str, model: s
     first = lead(answer(message, lang))
     assert f"{figure(expected.weights_gb * 1e9 / 2**30, lang)} GiB" in first
     assert f"{figure(expected.weights_gb, lang)} GB" in first
+
+
+@pytest.mark.parametrize(
+    ("message", "lang", "extra"),
+    [
+        (
+            "how many h100s do i need for llama 3.1 70b in fp8 with 8 lora adapters of rank 64?",
+            "en",
+            "8 LoRA slots at rank 64",
+        ),
+        ("longest context for llama 3.1 8b on one rtx 4090 with llama 3.2 1b as draft", "en", "draft model"),
+    ],
+)
+def test_a_reverse_search_holds_the_lora_slots_and_the_draft(message: str, lang: str, extra: str) -> None:
+    text = answer(message, lang)
+    assert extra in text
+    # The same search without them finds more room: their memory was in the search, not only the text.
+    plain = answer(message.split(" with ")[0], lang)
+    assert extra not in plain and lead(plain) != lead(text)

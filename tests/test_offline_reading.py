@@ -56,6 +56,9 @@ def test_a_bit_width_on_a_llamacpp_host_is_its_gguf_file(message: str, precision
         ("vllm serve llama 3.1 8b --enable-lora --max-loras 4 --max-lora-rank 64", 4, 64),
         ("qwen 2.5 7b with --enable-lora --max-loras=16", 16, None),
         ("serving 6 lora adapters on llama 3.1 8b", 6, None),
+        ("how many h100s for llama 3.1 70b with 8 lora adapters of rank 64?", 8, 64),
+        ("serve 4 rank-32 lora adapters on qwen 2.5 7b", 4, 32),
+        ("quiero servir 6 adaptadores LoRA de rango 128 con llama 3.1 8b", 6, 128),
     ],
 )
 def test_lora_serving_flags_are_adapter_slots_not_finetuning(

@@ -89,8 +89,9 @@ def class_card(spec: str) -> str:
 
 def request_for(plan: SizingPlan, precision: str | None = None, gpu: str | None = None) -> SizingRequest:
     """The plan's request at one precision on one card (or across the classes when gpu is None),
-    without the LoRA slots or draft model the plan may carry."""
-    return plan.request(precision or plan.precisions[0], gpu, with_engine_options=False)
+    with the LoRA slots and draft model the plan carries: a search for the fewest cards or the
+    longest context holds them too."""
+    return plan.request(precision or plan.precisions[0], gpu)
 
 
 def estimate_of(option: CardOption) -> PerformanceEstimate | None:
