@@ -1,7 +1,7 @@
 """Serving-performance estimate vs published measurements: every point, the medians, the goals.
 
     PYTHONPATH=. python benchmarks/performance.py           # fit set and held-out set
-    PYTHONPATH=. python benchmarks/performance.py --refit   # refit the factors first (slow, ~30 s)
+    PYTHONPATH=. python benchmarks/performance.py --refit   # refit the factors first (slow, ~13 min on 2 cores)
 
 For each point of tools/data/performance_calibration.json: measured vs estimated (the full
 serving model from the setup alone, with the factors of tools/data/perf_factors.json, fitted on
@@ -92,6 +92,35 @@ def goals(rows: list[Row], title: str) -> bool:
     return ok
 
 
+AGE_BUCKETS = ((0.0, "under 3 months"), (3.0, "3 to 12 months"), (12.0, "a year or more"))
+
+
+def by_build_age(rows: list[Row]) -> None:
+    """Median |error| by how long after its architecture's first release the engine was built
+    (`age_months`: the version's release, else the figures' publication): does a young build run
+    slower than the estimate, which is for today's engines?"""
+    print(
+        "\n== estimated / measured time by engine build age (months after the architecture shipped; "
+        "negative: the estimate is faster than the measurement) =="
+    )
+    for split, held in (("fit", False), ("held-out", True)):
+        groups: dict[str, list[float]] = {}
+        for p, estimate, _, _ in rows:
+            if p.held_out != held:
+                continue
+            age = p.age_months
+            name = "undated" if age is None else [n for low, n in AGE_BUCKETS if age >= low][-1]
+            ratio = as_time(p.metric, estimate) / as_time(p.metric, p.value)
+            groups.setdefault(name, []).append(ratio - 1.0)
+        for name in [n for _, n in AGE_BUCKETS] + ["undated"]:
+            errors = groups.get(name, [])
+            if errors:
+                print(
+                    f"  {split:8} {name:15} n={len(errors):3}  median {statistics.median(errors):+5.0%}  "
+                    f"median |error| {statistics.median(abs(e) for e in errors):5.0%}"
+                )
+
+
 def coverage(points: tuple[CalibrationPoint, ...], what: str = "calibration set") -> str:
     """What the calibration set spans, against the issue's "at least 60 points over at least 6 GPUs,
     concurrency 1 to 256"."""
@@ -148,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"  {split:8} {metric:22} {engine:9} n={len(errors):2}  median |error| {statistics.median(errors):5.0%}"
             )
+    by_build_age(rows)
     ok = goals([r for r in rows if r[0].held_out], "the held-out points")
     fit_inside = [i for p, _, _, i in rows if not p.held_out]
     print(

@@ -268,3 +268,16 @@ def test_sglang_borrows_vllms_factors_but_its_own_latent_attention_cost() -> Non
         k: v for k, v in vllm["factors"].items() if k != "mla_layer_overhead_s"
     }
     assert all(p.startswith("S") for p in sglang["sources"])
+
+
+def test_calibration_sources_are_dated_against_their_architecture() -> None:
+    from tools.performance_calibration import age_months
+
+    doc = {"extra_models": {}, "architecture_released": {"deepseek_v3": {"date": "2024-12-26"}}}
+    source = {"model": "deepseek-v3", "engine_date": "2025-02-17"}
+    assert age_months(source, doc) == pytest.approx(53 / (365.25 / 12))
+    assert age_months({"model": "deepseek-v3", "published": "2025-03-26"}, doc) == pytest.approx(3, abs=0.05)
+    assert age_months({"model": "deepseek-v3"}, doc) is None  # undated
+    assert age_months({"model": "llama-3.1-8b", "engine_date": "2025-01-01"}, doc) is None
+    dated = [p for p in calibration_points() if p.age_months is not None]
+    assert all(p.age_months is not None and p.age_months > -1 for p in dated)

@@ -8,6 +8,7 @@ the other measured figures of the same run as given, which is what the fit needs
 from __future__ import annotations
 
 import math
+from datetime import date
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -75,6 +76,9 @@ class CalibrationPoint(NamedTuple):
     rate: float | None = None  # offered requests per second (open loop), instead of a concurrency
     engine_side: bool = False  # timed in-process (no server in front): no per-request overhead
     chat: bool = False  # the client read a chat endpoint's stream (the default is raw completions)
+    # Months from the first release of the model's architecture to the engine's build (`age_months`);
+    # None where the source dates neither its build nor its figures.
+    age_months: float | None = None
 
     @property
     def label(self) -> str:
@@ -127,6 +131,34 @@ def _setup(src: dict[str, Any], doc: dict[str, Any]) -> tuple[ModelFacts, Hardwa
     return model, hw, prefill_chunk(engine, memory)
 
 
+DAYS_PER_MONTH = 365.25 / 12
+
+
+def model_type(src: dict[str, Any], doc: dict[str, Any]) -> str:
+    extra = doc["extra_models"].get(src["model"])
+    return str(extra["model_type"]) if extra is not None else resolve(src["model"]).arch.model_type
+
+
+def age_months(src: dict[str, Any], doc: dict[str, Any]) -> float | None:
+    """Months from the first release of the source model's architecture (its config's model_type,
+    `architecture_released`) to the engine's build: the release of the version it names
+    (`engine_date`), else the day its figures were published (`published`, a build no later than
+    that). None where the file has neither date or no release for the architecture."""
+    built = src.get("engine_date") or src.get("published")
+    if not built:
+        return None
+    released = doc["architecture_released"].get(model_type(src, doc))
+    if not released:
+        return None
+    days = (_day(built) - _day(released["date"])).days
+    return days / DAYS_PER_MONTH
+
+
+def _day(written: str) -> date:
+    """'2025-02-17', or '2021-06' for a month known to the month (its first day)."""
+    return date.fromisoformat(written if len(written) > 7 else f"{written}-01")
+
+
 def held_out(source_id: str) -> bool:
     """The rule stated in the calibration file: sources S02, S05, S08, ... are never fitted on."""
     return int(source_id[1:]) % 3 == 2
@@ -151,6 +183,7 @@ def points_of(doc: dict[str, Any]) -> tuple[CalibrationPoint, ...]:
         if not kept:  # a setup kept for the record only: every point excluded, each with its reason
             continue
         model, hw, chunk = _setup(src, doc)
+        age = age_months(src, doc)
         runs: dict[tuple[int, int, float], dict[str, float]] = {}
         for p in kept:
             runs.setdefault(_run(p), {})[p["metric"]] = p["value"]
@@ -179,6 +212,7 @@ def points_of(doc: dict[str, Any]) -> tuple[CalibrationPoint, ...]:
                     rate=float(p["request_rate"]) if "request_rate" in p else None,
                     engine_side=src.get("harness") == "engine",
                     chat=src.get("endpoint") == "chat",
+                    age_months=age,
                 )
             )
     return tuple(points)
