@@ -32,7 +32,7 @@ from tools.performance_physics import (
     communication_s,
     step_s,
 )
-from tools.schemas import Measurement
+from tools.schemas import Band, Measurement
 
 MODELS = ("llama-3.1-8b", "llama-3.3-70b", "qwen3-30b-a3b", "mixtral-8x7b", "gemma-2-9b")
 CARDS = ("l40s", "a100-80gb", "h100-80gb", "h200", "rtx-4090", "b200")
@@ -421,3 +421,62 @@ def test_every_sentence_exists_in_both_languages_with_the_same_fields() -> None:
         assert set(row) == {"en", "es"}, key
         fields = [{f for _, f, _, _ in string.Formatter().parse(row[lang]) if f} for lang in ("en", "es")]
         assert fields[0] == fields[1], key
+
+
+def test_published_runs_of_the_model_on_the_card_stand_next_to_the_estimate() -> None:
+    from tools.performance import performance_line, published_runs
+    from tools.performance_calibration import metric_group
+
+    _, estimate = _estimate("llama-3.1-8b", "l40s", 1, users=4)
+    assert estimate is not None and estimate.published is not None
+    expected = {
+        p.source
+        for p in calibration_points()
+        if p.model_id == "llama-3.1-8b"
+        and p.card == "l40s"
+        and p.engine != "llamacpp"
+        and metric_group(p.metric) != "prefill"
+    }
+    assert set(estimate.published.sources) == expected and "llamacpp" not in estimate.published.engines
+    runs = estimate.published.speed_ratio
+    assert 0 < runs.low <= runs.best <= runs.high
+    # llama.cpp's estimate is compared with llama.cpp's runs only.
+    llamacpp = published_runs("llama-3.1-8b", "l40s", True)
+    assert llamacpp is not None and llamacpp.engines == ["llamacpp"]
+    assert not set(llamacpp.sources) & expected
+    # A card no run was published on: nothing to show.
+    _, none = _estimate("llama-3.1-8b", "l4", 1, users=4)
+    assert none is not None and none.published is None
+    # The sentence appears only where the median source is more than 25 % off, either way, in
+    # the visitor's language.
+    assert estimate.published is not None
+    close = estimate.model_copy(
+        update={
+            "published": estimate.published.model_copy(
+                update={"speed_ratio": Band(low=0.9, best=1.1, high=1.2)}
+            )
+        }
+    )
+    slow = estimate.model_copy(
+        update={
+            "published": estimate.published.model_copy(
+                update={"speed_ratio": Band(low=0.4, best=0.5, high=0.6)}
+            )
+        }
+    )
+    fast = estimate.model_copy(
+        update={
+            "published": estimate.published.model_copy(
+                update={"speed_ratio": Band(low=1.5, best=1.5, high=1.5)}
+            )
+        }
+    )
+    assert "Published runs" not in performance_line(close, "L40S", "en")
+    assert "0.5× these tokens/s" in performance_line(slow, "L40S", "en") and "(0.4–0.6×)" in performance_line(
+        slow, "L40S", "en"
+    )
+    assert "0,5× estos tokens/s" in performance_line(slow, "L40S", "es")
+    assert (
+        "beat the estimate" in performance_line(fast, "L40S", "en")
+        and "–" not in performance_line(fast, "L40S", "en").split("Published runs")[1]
+    )

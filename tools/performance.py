@@ -34,7 +34,7 @@ from tools.performance_serving import (
     steady_state,
     users_at_rate,
 )
-from tools.schemas import Band, Measurement, PerformanceEstimate, PerformanceTarget
+from tools.schemas import Band, Measurement, PerformanceEstimate, PerformanceTarget, PublishedRuns
 from tools.texts import text
 
 if TYPE_CHECKING:
@@ -45,6 +45,10 @@ if TYPE_CHECKING:
 # transformers has no published serving measurement here: it takes the vLLM factors (its basis says
 # so) and, having no continuous batching, serves its users as one static batch (prompts, then answers).
 ENGINE_FACTORS = {"vllm": "vllm", "llamacpp": "llamacpp", "ollama": "llamacpp", "transformers": "vllm"}
+# Published runs whose median source is this far from the estimate's speed (either way) earn a
+# sentence next to the figures: the goal's tolerance for tokens/s (docs/performance.md).
+PUBLISHED_MISMATCH = 0.25
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "llamacpp": "llama.cpp"}
 MAX_RATE = 1_000_000.0
 MAX_TOKENS = 10_000_000
 
@@ -364,10 +368,48 @@ def estimate_performance(
         saturated=saturated,
         target=workload.target,
     )
+    if basis == "model":
+        runs = published_runs(scenario.model.info.id, card_id, ENGINE_FACTORS[scenario.engine] == "llamacpp")
+        estimate = estimate.model_copy(update={"published": runs})
     verdict = meets(estimate, workload.target)
     if saturated and verdict is not None:
         verdict = False
     return estimate.model_copy(update={"meets_target": verdict})
+
+
+@cache
+def published_runs(model_id: str, card_id: str, llamacpp: bool) -> PublishedRuns | None:
+    """How the published runs of `model_id` on `card_id` compare with the model's estimate of each
+    run's own setup and load: llama.cpp's runs for llama.cpp (and Ollama), the served GPU engines'
+    (vLLM, SGLang, TensorRT-LLM) for the others; any card count; fit and held-out sources alike
+    (evidence for a reader, not a score). None where the calibration has no such run."""
+    from tools.performance_calibration import as_time, calibration_points, metric_group, predict
+    from tools.performance_fit import factors_for as fitted_factors
+
+    engines = fitted()["engines"]
+    by_source: dict[str, list[float]] = {}
+    engines_seen: set[str] = set()
+    for p in calibration_points():
+        if p.model_id != model_id or p.card != card_id or metric_group(p.metric) == "prefill":
+            continue
+        if (p.engine == "llamacpp") != llamacpp:
+            continue
+        estimate = predict(p, fitted_factors(engines, p.engine, p.hw.generation))
+        # Estimated time per token over measured: the measured speed as a share of the estimate's.
+        ratio = as_time(p.metric, estimate) / as_time(p.metric, p.value)
+        by_source.setdefault(p.source, []).append(math.log(ratio))
+        engines_seen.add(p.engine)
+    if not by_source:
+        return None
+    medians = sorted(math.exp(sorted(v)[len(v) // 2]) for v in by_source.values())
+    return PublishedRuns(
+        sources=sorted(by_source, key=lambda s: int(s[1:])),
+        engines=sorted(engines_seen),
+        figures=sum(len(v) for v in by_source.values()),
+        speed_ratio=Band(
+            low=round(medians[0], 3), best=round(medians[len(medians) // 2], 3), high=round(medians[-1], 3)
+        ),
+    )
 
 
 def performance_curve(
@@ -428,7 +470,28 @@ def performance_line(estimate: PerformanceEstimate, label: str, lang: Language) 
         answer=integer(estimate.output_len, lang),
         basis=basis,
     )
-    return line + (perf_text("perf_queue", lang) if estimate.saturated else "")
+    return (
+        line + (perf_text("perf_queue", lang) if estimate.saturated else "") + published_text(estimate, lang)
+    )
+
+
+def published_text(estimate: PerformanceEstimate, lang: Language) -> str:
+    """A sentence when published runs of this model on this card were much slower or faster than
+    the estimate; empty otherwise."""
+    from tools.texts import number
+
+    runs = estimate.published
+    if runs is None or abs(runs.speed_ratio.best - 1.0) <= PUBLISHED_MISMATCH:
+        return ""
+    low, high = number(runs.speed_ratio.low, lang, 1), number(runs.speed_ratio.high, lang, 1)
+    return perf_text(
+        "perf_published_slower" if runs.speed_ratio.best < 1 else "perf_published_faster",
+        lang,
+        sources=", ".join(runs.sources),
+        engines=", ".join(ENGINE_NAMES.get(e, e) for e in runs.engines),
+        ratio=number(runs.speed_ratio.best, lang, 1),
+        spread=f" ({low}–{high}×)" if low != high else "",
+    )
 
 
 def target_text(target: PerformanceTarget, lang: Language) -> str:

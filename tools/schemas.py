@@ -119,6 +119,18 @@ class PerformanceTarget(BaseModel):
     tpot_ms: float | None = None
 
 
+class PublishedRuns(BaseModel):
+    """Published measurements of the same model on the same card (tools/data/performance_calibration.json)
+    against what the model estimates for each of their own setups: evidence next to an estimate."""
+
+    sources: list[str]
+    engines: list[str]
+    figures: int
+    # Measured tokens/s over estimated tokens/s (decode and throughput figures): the slowest
+    # source's median, the median source's, the fastest source's.
+    speed_ratio: Band
+
+
 class PerformanceEstimate(BaseModel):
     """Latency and throughput of one option under one workload, with where it comes from."""
 
@@ -135,6 +147,7 @@ class PerformanceEstimate(BaseModel):
     saturated: bool = False  # the offered rate needs more sequences than memory holds
     target: PerformanceTarget | None = None
     meets_target: bool | None = None
+    published: PublishedRuns | None = None  # where the calibration has runs of this model on this card
 
 
 class ModelInfo(BaseModel):
