@@ -30,7 +30,7 @@ from tools.advice import smaller_alternative
 from tools.engines import ENGINE_LABELS
 from tools.errors import SizingError
 from tools.i18n import Language, number
-from tools.performance import basis_text, target_text
+from tools.performance import basis_text, published_text, target_text
 from tools.performance_sizing import calibrated_estimate
 from tools.precision import nominal_bits
 
@@ -597,6 +597,7 @@ def _speed(option: CardOption, lang: Language) -> str | None:
             basis=basis_text(estimate, lang),
         )
         + verdict
+        + published_text(estimate, lang)
     )
 
 

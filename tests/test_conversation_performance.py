@@ -111,3 +111,40 @@ def test_a_rate_the_memory_cannot_hold_says_the_requests_queue() -> None:
     expected = calculate_vram(SizingRequest(model="llama-3.1-8b", precision="fp8", gpu="l4", rate=200))
     assert expected.performance is not None and expected.performance.saturated
     assert "wait in a queue" in lead_of(reply.answer)
+
+
+@pytest.mark.parametrize(
+    ("message", "lang", "words"),
+    [
+        (
+            "how many tokens per second will deepseek r1 in fp8 on 8 mi300x give 16 users?",
+            "en",
+            "Published runs",
+        ),
+        (
+            "¿cuántos tokens por segundo con deepseek r1 fp8 en 8 mi300x para 16 usuarios?",
+            "es",
+            "mediciones publicadas",
+        ),
+    ],
+)
+def test_published_runs_that_disagree_with_the_estimate_are_said_next_to_it(
+    message: str, lang: str, words: str
+) -> None:
+    from assistant.offline.responder import OfflineResponder
+    from assistant.schemas import ConversationState
+
+    answer = OfflineResponder(None).respond(message, ConversationState(), lang).answer  # type: ignore[arg-type]
+    lead = answer.split("\n\n", 1)[0]
+    assert words in lead and "S56" in lead
+    # Where the runs agree with the estimate (Llama 3.1 8B on an H200), nothing is added.
+    plain = (
+        OfflineResponder(None)
+        .respond(  # type: ignore[arg-type]
+            "how many tokens per second will llama 3.1 8b give 16 users on an h200?",
+            ConversationState(),
+            "en",
+        )
+        .answer
+    )
+    assert "Published runs" not in plain

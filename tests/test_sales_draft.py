@@ -254,3 +254,16 @@ def test_the_spanish_draft_that_does_not_fit_names_the_reserve() -> None:
     result = calculate_vram(SizingRequest(model="llama-3.3-70b", precision="fp8", users=30))
     markdown = draft_from_result(result, "es").markdown
     assert "se reserva además" in markdown and "faltan" in markdown
+
+
+def test_the_draft_says_when_published_runs_on_the_card_were_slower() -> None:
+    result = calculate_vram(SizingRequest(model="deepseek-v3", precision="fp8", gpu="mi300x:8", users=16))
+    draft = draft_from_result(result, "en")
+    assert "Published runs of this model on this card" in draft.markdown and "load-test" in draft.markdown
+    spanish = draft_from_result(
+        calculate_vram(
+            SizingRequest(model="deepseek-v3", precision="fp8", gpu="mi300x:8", users=16, lang="es")
+        ),
+        "es",
+    )
+    assert "mediciones publicadas" in spanish.markdown

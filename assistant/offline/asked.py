@@ -27,7 +27,7 @@ from tools.catalog import resolve
 from tools.engines import ENGINE_LABELS
 from tools.errors import SizingError
 from tools.finetune import FinetuneSpec
-from tools.performance import basis_text, perf_text, target_text
+from tools.performance import basis_text, perf_text, published_text, target_text
 from tools.performance_sizing import calibrated_estimate
 from tools.reverse import GPU_COUNTS, fewest_gpus, largest_model, longest_context, smallest_card
 from tools.schemas import Band, PerformanceEstimate
@@ -173,6 +173,9 @@ def performance_lead(
                 **common,
             )
         )
+    published = published_text(estimate, lang)
+    if published:  # published runs of this model on this card disagree with the estimate
+        lead[-1] += published
     if estimate.saturated:  # the load needs more sequences than the memory holds
         lead.append(perf_text("perf_queue", lang).strip())
     elif plan.rate is not None:
