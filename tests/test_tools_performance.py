@@ -30,6 +30,7 @@ from tools.performance_physics import (
     Factors,
     Hardware,
     communication_s,
+    prefill_s,
     step_s,
 )
 from tools.schemas import Band, Measurement
@@ -186,6 +187,64 @@ def test_moe_reads_more_experts_as_the_batch_grows() -> None:
     assert one < eight < many
     # Past a few hundred tokens every expert is read: the weight traffic stops growing.
     assert many < one * 256
+
+
+def test_slower_expert_products_slow_a_mixtures_prompt_and_no_dense_one() -> None:
+    """`moe_compute` divides the speed of the routed experts' FLOPs only: DeepSeek-V3 runs 8 of its
+    256 routed experts per token, 20 of its 37 B active parameters (8 × 58 layers × 3 × 7168 × 2048;
+    the rest is attention, the shared expert and the three dense layers); a dense model has none."""
+    deepseek, _ = _estimate("deepseek-v3", "h200", 8)
+    setup = setup_for(deepseek, "h200", 8)
+    assert setup is not None
+    model = setup.model
+    assert model.expert_active_params == pytest.approx(8 * 58 * 3 * 7168 * 2048, rel=0.001)
+    fast = setup.factors._replace(moe_compute=1.0)
+    slow = fast._replace(moe_compute=0.25)
+    prompt = 8192
+    longer = prefill_s(model, setup.hw, "vllm", slow, prompt) - prefill_s(
+        model, setup.hw, "vllm", fast, prompt
+    )
+    # The experts' FLOPs take four times as long: three times their time more, at 8 GPUs' BF16 peak.
+    expert_s = 2 * model.expert_active_params * prompt / (8 * 989e12 * fast.compute_efficiency)
+    assert longer == pytest.approx(3 * expert_s, rel=1e-6)
+    # A single sequence's decode step stays bound by memory traffic: no slower.
+    assert step_s(model, setup.hw, "vllm", slow, 1, 1024) == step_s(model, setup.hw, "vllm", fast, 1, 1024)
+    dense, _ = _estimate("llama-3.3-70b", "h200", 2)
+    dense_setup = setup_for(dense, "h200", 2)
+    assert dense_setup is not None and dense_setup.model.expert_active_params == 0
+    plain = dense_setup.factors
+    assert prefill_s(dense_setup.model, dense_setup.hw, "vllm", plain._replace(moe_compute=0.25), prompt) == (
+        prefill_s(dense_setup.model, dense_setup.hw, "vllm", plain, prompt)
+    )
+
+
+def test_the_experts_speed_is_fitted_on_mixtures_first_tokens_only() -> None:
+    """With no mixture's first-token figure the fit keeps 1.0 (it invents no slowdown); with
+    figures measured slower than the estimate, it finds the speed that explains them."""
+    from tools.performance_fit import _fit_moe_compute, fit_part
+
+    points = fit_part()
+    dense = [p for p in points if p.metric == "ttft_ms" and not p.model.num_experts]
+    start = fitted_factors_of("sglang")
+    assert _fit_moe_compute(dense, start._replace(moe_compute=0.5)).moe_compute == 0.5
+    moe = [
+        p
+        for p in points
+        if p.metric == "ttft_ms"
+        and p.model.expert_active_params
+        and not p.model.quantized
+        and p.prompt >= 3000
+    ]
+    assert moe
+    truth = start._replace(moe_compute=0.3)
+    from tools.performance_calibration import predict
+
+    measured = [p._replace(value=predict(p, truth), siblings={}) for p in moe]
+    assert _fit_moe_compute(measured, start._replace(moe_compute=1.0)).moe_compute == pytest.approx(0.3)
+
+
+def fitted_factors_of(engine: str) -> Factors:
+    return Factors(**fitted()["engines"][engine]["factors"])
 
 
 @pytest.mark.parametrize("rate", [0.2, 2.0, 8.0])

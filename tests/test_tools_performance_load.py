@@ -260,13 +260,16 @@ def test_latent_attention_layers_cost_their_own_fixed_time() -> None:
     assert fixed_step_s(llama.model, latent) == fixed_step_s(llama.model, plain)
 
 
-def test_sglang_borrows_vllms_factors_but_its_own_latent_attention_cost() -> None:
+def test_sglang_borrows_vllms_factors_but_its_own_latent_attention_and_expert_costs() -> None:
     engines = fitted()["engines"]
     sglang, vllm = engines["sglang"], engines["vllm"]
     assert sglang["borrowed_from"] == "vllm"
-    assert {k: v for k, v in sglang["factors"].items() if k != "mla_layer_overhead_s"} == {
-        k: v for k, v in vllm["factors"].items() if k != "mla_layer_overhead_s"
+    own = ("mla_layer_overhead_s", "moe_compute")
+    assert {k: v for k, v in sglang["factors"].items() if k not in own} == {
+        k: v for k, v in vllm["factors"].items() if k not in own
     }
+    for generation, factors in sglang["generations"].items():
+        assert {k: factors[k] for k in own} == {k: sglang["factors"][k] for k in own}, generation
     assert all(p.startswith("S") for p in sglang["sources"])
 
 

@@ -128,7 +128,15 @@ def model_facts(
         attention_sliding_flops=float(arch.layers_of_kind("sliding") * pair_flops(arch)),
         chat_header_tokens=CHAT_HEADER_TOKENS.get(arch.model_type, 0),
         mla_layers=arch.num_layers if arch.is_mla else 0,
+        expert_active_params=round(_expert_active_params(arch) * params_scale),
     )
+
+
+def _expert_active_params(arch: Architecture) -> int:
+    if not arch.is_moe:
+        return 0
+    share = arch.experts_per_token / arch.num_experts
+    return round(sum(t.params for t in arch.tensors() if t.routed_expert) * share)
 
 
 def pair_flops(arch: Architecture) -> int:

@@ -5,8 +5,8 @@ checks the file matches a fresh fit). For each engine: grid searches of (bandwid
 per-step overhead) for each per-layer overhead on the dense models' decode figures (models of 28 to
 80 layers tell a cost per layer from a cost per step), of the per-layer routing cost on the
 mixtures of experts', of (compute efficiency, per-request overhead, first-token steps) on the
-time-to-first-token figures of 16-bit and FP8 weights (`_fit_latency`) and of the relative prefill
-speed of integer-quantized weights,
+time-to-first-token figures of 16-bit and FP8 weights (`_fit_latency`), of the relative prefill
+speed of integer-quantized weights and of the routed experts' FLOPs (`_fit_moe_compute`),
 minimising the median over sources of each source's mean |log error| (among scores within 2 % of
 the best, the smallest fixed overhead: the figures rarely separate a fixed cost from an
 efficiency), alternated twice; then, per GPU
@@ -46,6 +46,7 @@ FIRST_TOKEN_STEPS_GRID = [float(n) for n in range(41)]  # 0 .. 40 times the mode
 # `_latency_scores`, then scores this many of the best exactly.
 EXACT_CANDIDATES = 12
 QUANTIZED_RANGE = (0.3, 1.2)
+MOE_COMPUTE_GRID = [round(0.10 + 0.05 * i, 2) for i in range(19)]  # 0.10 .. 1.00
 LAYER_OVERHEAD_GRID = [0.00001 * i for i in range(11)]  # 0 .. 100 µs per layer
 MOE_OVERHEAD_GRID = [0.000005 * i for i in range(41)]  # 0 .. 200 µs per routed layer
 MIN_GENERATION_SOURCES = 2
@@ -56,7 +57,7 @@ BAND_QUANTILES = (0.05, 0.95)
 MIN_BAND_POINTS = 10
 MIN_BAND_SOURCES = 3
 # Engines never fitted on their own figures: they take the factors of the closest fitted engine,
-# all but their cost per latent-attention layer (`_borrowed`).
+# all but their cost per latent-attention layer and their routed experts' prefill speed (`_borrowed`).
 # SGLang's fit sources (S43-S52) are three of DeepSeek-R1/V3 and two of Llama 3 70B/405B: fitted alone
 # they made a fixed step cost of 6.5 ms and a first token 31 steps late out of DeepSeek-R1's
 # routed layers and charged them to every model, and the held-out SGLang sources (Llama 3 8B and
@@ -251,7 +252,21 @@ def _fit_prefill(points: list[CalibrationPoint], factors: Factors) -> Factors:
         factors = factors._replace(
             quantized_compute=min(QUANTIZED_RANGE[1], max(QUANTIZED_RANGE[0], math.exp(error)))
         )
-    return factors
+    return _fit_moe_compute(points, factors)
+
+
+def _fit_moe_compute(points: Sequence[CalibrationPoint], factors: Factors) -> Factors:
+    """The routed experts' relative prefill speed on the mixtures of experts' first-token figures
+    of 16-bit and FP8 weights (the other factors as fitted; integer-quantized experts have
+    `quantized_compute`). Where the figures cannot tell two speeds apart, the faster: 1.0 where
+    the engine has no such figure, so the fit never invents a slowdown."""
+    moe = [p for p in points if p.model.expert_active_params and not p.model.quantized]
+    if not moe:
+        return factors
+    return min(
+        (factors._replace(moe_compute=value) for value in MOE_COMPUTE_GRID),
+        key=lambda f: (_score(moe, f), -f.moe_compute),
+    )
 
 
 def fit_engine(points: list[CalibrationPoint]) -> Factors:
@@ -336,13 +351,20 @@ def fit_factors(fit_points: list[CalibrationPoint]) -> dict[str, dict]:
 
 def _borrowed(row: dict, closest: str, mine: list[CalibrationPoint]) -> dict:
     """An unfitted engine's factors: the closest engine's, but for its own cost per latent-attention
-    layer, fitted on its own MLA figures (how much of MLA's decode an engine fuses is its own)."""
+    layer, fitted on its own MLA figures (how much of MLA's decode an engine fuses is its own), and
+    its own routed experts' prefill speed, fitted on its own mixtures' first tokens (its MoE kernels
+    are its own)."""
     decode = [p for p in mine if metric_group(p.metric) == "decode"]
     throughput = [p for p in mine if metric_group(p.metric) == "throughput"]
-    own = _fit_mla(decode, Factors(**row["factors"]), throughput).mla_layer_overhead_s
+    prefill = [p for p in mine if metric_group(p.metric) == "prefill"]
+    mla = _fit_mla(decode, Factors(**row["factors"]), throughput)
+    own = {
+        "mla_layer_overhead_s": mla.mla_layer_overhead_s,
+        "moe_compute": _fit_moe_compute(prefill, mla).moe_compute,
+    }
     return {
-        "factors": {**row["factors"], "mla_layer_overhead_s": own},
-        "generations": {g: {**f, "mla_layer_overhead_s": own} for g, f in row["generations"].items()},
+        "factors": {**row["factors"], **own},
+        "generations": {g: {**f, **own} for g, f in row["generations"].items()},
         "points": len(mine),
         "sources": sorted({p.source for p in mine}),
         "borrowed_from": closest,

@@ -84,6 +84,8 @@ class ModelFacts(NamedTuple):
     # Tokens a chat answer generates before the first one its stream shows (`CHAT_HEADER_TOKENS`).
     chat_header_tokens: int = 0
     mla_layers: int = 0  # layers whose attention is multi-head latent attention (DeepSeek-V2/V3)
+    # Of `active_params`, those in the routed experts a token runs through (k of E per layer).
+    expert_active_params: int = 0
 
 
 class Factors(NamedTuple):
@@ -104,6 +106,12 @@ class Factors(NamedTuple):
     # absorbed key and value products, the latent cache write, the per-group FP8 scaling of each
     # product's input), each a launch however small the batch; engines that fuse them pay less.
     mla_layer_overhead_s: float = 0.0
+    # Speed of the routed experts' FLOPs relative to the dense layers' (`compute_efficiency`): a
+    # prompt's tokens reach each expert a few dozen at a time (T × k / E: 100 of a 3,200-token
+    # prompt on DeepSeek-V3's 256 experts, top 8), so its products are many short grouped GEMMs
+    # behind a gather and a scatter of the tokens, not one long GEMM (Gale et al. 2022,
+    # MegaBlocks, arXiv:2211.15841).
+    moe_compute: float = 1.0
 
 
 def fixed_step_s(model: ModelFacts, factors: Factors) -> float:
@@ -211,11 +219,12 @@ def step_s(
     weights = model.dense_read_bytes + model.expert_bytes * experts_touched(model, tokens)
     memory = weights + decoding * kv_read_bytes(model, context)
     t_memory = memory / (hw.bandwidth_gbps * 1e9 * parallel * factors.bandwidth_efficiency)
-    flops = 2.0 * model.active_params * tokens
+    flops = 2.0 * (model.active_params - model.expert_active_params) * tokens
     # A prompt token attends on average to half the prompt (causal mask): prefill_context.
     flops += attention_flops(model, prefill_tokens, prefill_context) + attention_flops(
         model, decoding, context
     )
+    flops += 2.0 * model.expert_active_params * tokens / factors.moe_compute
     peak = peak_flops(hw, model, engine)
     efficiency = factors.compute_efficiency * (factors.quantized_compute if model.quantized else 1.0)
     t_compute = flops / (peak * parallel * efficiency) if peak else 0.0
