@@ -237,17 +237,17 @@ def served(point: CalibrationPoint, factors: Factors) -> Served:
 
 def predict(point: CalibrationPoint, factors: Factors) -> float:
     """The model's value of the point's metric, in the point's own unit, from the setup alone."""
+    bare = in_process(factors)
     if point.engine_side:
-        factors = in_process(factors)
+        factors = bare
     if point.metric == "prefill_tok_s":
-        op = offline_batch(served(point, in_process(factors)), point.prompt, 1, 1)
+        op = offline_batch(served(point, bare), point.prompt, 1, 1)
         return point.prompt / op.ttft_s
     if point.metric == "decode_tok_s":
         return 1.0 / offline_batch(served(point, factors), 0, point.answer, 1).tpot_s
     if point.metric == "e2e_latency_ms" and (point.together or point.engine_side):
         # A static batch timed in-process (benchmark_latency.py): prefill all, then decode all.
-        no_overhead = served(point, in_process(factors))
-        return offline_batch(no_overhead, point.prompt, point.answer, point.concurrency).e2e_s * 1000
+        return offline_batch(served(point, bare), point.prompt, point.answer, point.concurrency).e2e_s * 1000
     setup = served(point, factors)
     if point.rate is not None:
         op, _ = open_loop(setup, point.prompt, point.answer, point.rate, MAX_RATE_USERS)
