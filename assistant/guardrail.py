@@ -27,7 +27,9 @@ offline answer with a notice.
 Each calculation's key numbers -- weights, total, the verdict of the recommended option --
 must be in what is left; otherwise a "Calculator check" block with them and the arithmetic
 lines is appended, in the answer's language. Below 16 bits the calculator's caveat must be
-there too, or it is appended.
+there too, or it is appended; so must, in an answer that gives a speed (tok/s or ms), the
+warning that published runs of the model on the card were much slower or faster than the
+estimate (`tools.performance.published_text`).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from assistant.offline.understanding import detect_language, fold, lexicon
 from assistant.prompts import SYSTEM_PROMPT
 from tools import PRECISIONS, SizingResult
 from tools.i18n import as_language, integer, number
+from tools.performance import published_text
 
 # A sentence sharing this many consecutive words with the system prompt is a leak.
 LEAK_WORDS = 8
@@ -79,6 +82,7 @@ class GuardrailReport:
     reasons: list[str] = field(default_factory=list)  # one per removed entry: prompt, stale, figure...
     appended_figures: bool = False
     appended_caveat: bool = False
+    appended_published: bool = False  # the published runs' warning next to a speed the draft gave
     off_topic: bool = False
     wrong_language: bool = False
 
@@ -170,6 +174,10 @@ def check(
     if missing_caveats:
         blocks.append("\n".join(f"> {caveat}" for caveat in missing_caveats))
         report.appended_caveat = True
+    warnings = _missing_published_warnings(answer, calculations, lang)
+    if warnings:
+        blocks.append("\n".join(f"> {warning}" for warning in warnings))
+        report.appended_published = True
     report.answer = "\n\n".join(part for part in (answer, *blocks) if part)
     return report
 
@@ -229,6 +237,20 @@ def _stale_lines(earlier: Sequence[str], calculations: Sequence[SizingResult]) -
 def _is_stale(sentence: str, stale: set[str]) -> bool:
     normal = _normal(sentence)
     return any(line and line in normal for line in stale)
+
+
+def _missing_published_warnings(answer: str, calculations: Sequence[SizingResult], lang: str) -> list[str]:
+    """The published runs' warnings an answer that states a speed leaves out (none for an answer
+    about memory alone: the warning qualifies a speed, not a fit)."""
+    if not any(figure.unit in ("tok/s", "ms") for figure in figures(answer)):
+        return []
+    written = as_language(lang) or "en"
+    warnings = [
+        published_text(result.performance, written).strip()
+        for result in calculations
+        if result.performance is not None
+    ]
+    return [w for w in dict.fromkeys(warnings) if w and _normal(w) not in _normal(answer)]
 
 
 def _texts_of(result: SizingResult) -> list[str]:

@@ -213,11 +213,15 @@ def matches(figure: Figure, target: float) -> bool:
     return False
 
 
+BAND_FIELDS = ("low", "best", "high")  # tools.schemas.Band
+
+
 def _numeric_fields(data: Any, key: str = "") -> Iterator[tuple[str, float]]:
-    """(unit, value) for every numeric field whose name says its unit."""
+    """(unit, value) for every numeric field whose name says its unit. A band's low, best and
+    high (`performance.ttft_ms.best`) take the unit of the field that holds them."""
     if isinstance(data, dict):
         for name, value in data.items():
-            yield from _numeric_fields(value, str(name))
+            yield from _numeric_fields(value, key if name in BAND_FIELDS else str(name))
     elif isinstance(data, list):
         for item in data:
             yield from _numeric_fields(item, key)
@@ -234,7 +238,7 @@ def _unit_of_field(name: str) -> tuple[str, float] | None:
         return "GB", 1.0
     if name.endswith("_mb"):
         return "GB", 1e-3
-    if "per_s" in name or name.endswith("tok_s") or name.endswith("tps"):
+    if "per_s" in name or "tok_s" in name or name.endswith("tps"):
         return "tok/s", 1.0
     if name.endswith("_ms"):
         return "ms", 1.0

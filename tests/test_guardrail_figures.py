@@ -54,6 +54,45 @@ def test_wrong_figure_is_removed_and_the_real_numbers_and_caveat_added() -> None
     assert report.appended_figures and report.appended_caveat
 
 
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_a_speed_carries_the_published_runs_warning(lang: str) -> None:
+    """DeepSeek-R1 on 8 × MI300X: the calibration's runs of it reached about 0.7× the estimate's
+    tokens/s. An answer that gives a speed gets that warning, in the visitor's language, unless it
+    says it already; an answer about memory alone does not."""
+    from tools.performance import published_text
+
+    result = calc("deepseek-r1", "fp8", lang, gpu="mi300x:8", users=8)
+    assert result.performance is not None and result.performance.published is not None
+    warning = published_text(result.performance, lang).strip()  # type: ignore[arg-type]
+    assert warning and "S56" in warning
+    memory = faithful_draft(result)
+    tokens = round(result.performance.output_tok_s_per_user.best)
+    speed = f"{memory}\n\nEach user gets about {tokens} tok/s."
+    plain = check(memory, [result], lang)
+    assert not plain.appended_published and warning not in plain.answer
+    report = check(speed, [result], lang)
+    assert report.appended_published and report.answer.endswith(f"> {warning}")
+    assert f"{tokens} tok/s" in report.answer
+    said = check(f"{speed} {warning}", [result], lang)
+    assert not said.appended_published and said.answer.count(warning) == 1
+
+
+def test_the_estimates_speeds_are_allowed_figures_and_others_are_not() -> None:
+    """Every band of `performance` (tokens/s per user and in total, TTFT, TPOT) is a figure a draft
+    may give, at its low, best or high; a speed no tool produced is removed."""
+    result = calc("llama-3.1-8b", "bf16", gpu="h100-80gb", users=16)
+    perf = result.performance
+    assert perf is not None
+    right = [
+        f"Each user reads about {perf.output_tok_s_per_user.best:.0f} tok/s.",
+        f"All users together get {perf.output_tok_s_total.low:.0f} to {perf.output_tok_s_total.high:.0f} tok/s.",
+        f"The first token comes in about {perf.ttft_ms.best:.0f} ms, then one every {perf.tpot_ms.best:.1f} ms.",
+    ]
+    wrong = f"Each user reads about {perf.output_tok_s_per_user.best * 3:.0f} tok/s."
+    report = check(" ".join([*right, wrong]), [result], "en")
+    assert report.removed == [wrong] and report.reasons == ["figure"]
+
+
 def test_figures_within_rounding_are_kept() -> None:
     result = calc(precision="bf16")
     rounded = round(result.weights_gb)
