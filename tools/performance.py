@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from tools.engines import ENGINE_LABELS
 from tools.errors import InvalidInputError, UnknownChoiceError
 from tools.performance_facts import hardware, load_data, model_facts
 from tools.performance_measured import load_measurements
@@ -48,7 +49,8 @@ ENGINE_FACTORS = {"vllm": "vllm", "llamacpp": "llamacpp", "ollama": "llamacpp", 
 # Published runs whose median source is this far from the estimate's speed (either way) earn a
 # sentence next to the figures: the goal's tolerance for tokens/s (docs/performance.md).
 PUBLISHED_MISMATCH = 0.25
-ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "llamacpp": "llama.cpp"}
+# The product's engines' names, and those of the engines only the calibration's sources ran.
+ENGINE_NAMES = {**ENGINE_LABELS, "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
 MAX_RATE = 1_000_000.0
 MAX_TOKENS = 10_000_000
 
