@@ -61,6 +61,24 @@ _RATE = re.compile(
     _NUMBER + r"\s*(?:tok(?:ens)?\s*/\s*s\b|t/s\b|tokens? (?:per|por) segundo\b|tokens? a second\b)",
     re.IGNORECASE,
 )
+# "2.5 requests/s", "150 req/min", "9,000 peticiones por hora": a request rate, in requests per second.
+_REQUEST_RATE = re.compile(
+    _NUMBER + r"\s*(?:requests?|req|peticiones|solicitudes)\s*"
+    r"(?:/\s*(s|sec|min|h)\b|(?:per|por|a|an|al|each)\s+(second|segundo|minute|minuto|hour|hora)\b)",
+    re.IGNORECASE,
+)
+_PER_SECOND = {
+    "s": 1.0,
+    "sec": 1.0,
+    "second": 1.0,
+    "segundo": 1.0,
+    "min": 1 / 60,
+    "minute": 1 / 60,
+    "minuto": 1 / 60,
+    "h": 1 / 3600,
+    "hour": 1 / 3600,
+    "hora": 1 / 3600,
+}
 _TOKENS = re.compile(_NUMBER + r"\s*(?:tokens?|tok)\b(?!\s*/)(?! (?:per|por) segundo)", re.IGNORECASE)
 _USERS = re.compile(
     _NUMBER + r"\s*(?:concurrent |simultaneous |at once |simultáneos |concurrentes )?"
@@ -78,7 +96,7 @@ class Figure:
     """A number with a unit as written, with every value it can mean in the canonical unit."""
 
     text: str
-    unit: str  # "GB", "GB/s", "tokens", "users", "tok/s", "ms"
+    unit: str  # "GB", "GB/s", "tokens", "users", "tok/s", "req/s", "ms"
     values: tuple[tuple[float, int], ...]  # (value in the canonical unit, decimals shown)
     kilo: bool = False  # written "8k", a round figure
     scale: float = 1.0  # canonical units per written unit ("330 MB" rounds at 0.001 GB)
@@ -122,6 +140,10 @@ def figures(text: str) -> list[Figure]:
     for match in _RATE.finditer(text):
         if claim(match):
             found.append((match.start(), _figure(match, "tok/s", 1.0)))
+    for match in _REQUEST_RATE.finditer(text):
+        if claim(match):
+            per = (match.group(3) or match.group(4)).lower()
+            found.append((match.start(), _figure(match, "req/s", _PER_SECOND[per])))
     for match in _MEMORY.finditer(text):
         if not claim(match):
             continue
@@ -238,6 +260,8 @@ def _unit_of_field(name: str) -> tuple[str, float] | None:
         return "GB", 1.0
     if name.endswith("_mb"):
         return "GB", 1e-3
+    if "request" in name and "per_s" in name:
+        return "req/s", 1.0
     if "per_s" in name or "tok_s" in name or name.endswith("tps"):
         return "tok/s", 1.0
     if name.endswith("_ms"):

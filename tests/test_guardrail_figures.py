@@ -93,6 +93,25 @@ def test_the_estimates_speeds_are_allowed_figures_and_others_are_not() -> None:
     assert report.removed == [wrong] and report.reasons == ["figure"]
 
 
+def test_a_request_rate_is_its_own_unit() -> None:
+    """`performance.requests_per_s` is a rate of requests, not of tokens: a draft may give it per
+    second, minute or hour, in English or Spanish; the same number written as tokens/s, or a
+    request rate no tool produced, is removed."""
+    result = calc("llama-3.1-8b", "bf16", gpu="h100-80gb", users=16)
+    perf = result.performance
+    assert perf is not None
+    rate = perf.requests_per_s.best
+    right = [
+        f"It completes about {rate:.1f} requests/s.",
+        f"That is about {rate * 60:.0f} requests per minute.",
+        f"Unas {rate * 3600:,.0f} peticiones por hora.".replace(",", "."),
+    ]
+    as_tokens = f"It streams {rate:.1f} tok/s."
+    invented = f"It completes about {rate * 3:.1f} requests/s."
+    report = check(" ".join([*right, as_tokens, invented]), [result], "en")
+    assert report.removed == [as_tokens, invented], report.removed
+
+
 def test_figures_within_rounding_are_kept() -> None:
     result = calc(precision="bf16")
     rounded = round(result.weights_gb)
