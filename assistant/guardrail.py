@@ -41,11 +41,18 @@ from dataclasses import dataclass, field
 from typing import TypedDict, Unpack
 
 from assistant.guardrail_claims import contradicted_fact, unit_relation, wrong_verdict
-from assistant.guardrail_figures import AllowedFigures, card_patterns, figures, matches
+from assistant.guardrail_figures import (
+    AllowedFigures,
+    Figure,
+    card_patterns,
+    figures,
+    matches,
+    numeric_fields,
+)
 from assistant.llm_texts import every_language, llm_text
 from assistant.offline.understanding import detect_language, fold, lexicon
 from assistant.prompts import SYSTEM_PROMPT
-from tools import PRECISIONS, SizingResult
+from tools import PRECISIONS, PerformanceEstimate, SizingResult
 from tools.i18n import as_language, integer, number
 from tools.performance import published_text
 
@@ -240,17 +247,30 @@ def _is_stale(sentence: str, stale: set[str]) -> bool:
 
 
 def _missing_published_warnings(answer: str, calculations: Sequence[SizingResult], lang: str) -> list[str]:
-    """The published runs' warnings an answer that states a speed leaves out (none for an answer
-    about memory alone: the warning qualifies a speed, not a fit)."""
-    if not any(figure.unit in ("tok/s", "ms") for figure in figures(answer)):
+    """The published runs' warnings an answer leaves out when it states a speed of the estimate they
+    qualify (a tokens/s or ms figure of that calculation's `performance`): none for an answer about
+    memory alone, nor for one that quotes only another option's speed."""
+    speeds = [figure for figure in figures(answer) if figure.unit in ("tok/s", "ms")]
+    if not speeds:
         return []
     written = as_language(lang) or "en"
     warnings = [
         published_text(result.performance, written).strip()
         for result in calculations
-        if result.performance is not None
+        if result.performance is not None and _states_speed_of(speeds, result.performance)
     ]
     return [w for w in dict.fromkeys(warnings) if w and _normal(w) not in _normal(answer)]
+
+
+def _states_speed_of(speeds: Sequence[Figure], estimate: PerformanceEstimate) -> bool:
+    produced = [
+        (unit, value)
+        for unit, value in numeric_fields(estimate.model_dump(mode="json"))
+        if unit in ("tok/s", "ms")
+    ]
+    return any(
+        figure.unit == unit and matches(figure, value) for figure in speeds for unit, value in produced
+    )
 
 
 def _texts_of(result: SizingResult) -> list[str]:

@@ -188,7 +188,7 @@ class AllowedFigures:
         allowed = cls(catalog={unit: set(values) for unit, values in _catalog_figures().items()})
         for result in calculations:
             dumped = result.model_dump(mode="json")
-            for unit, value in _numeric_fields(dumped):
+            for unit, value in numeric_fields(dumped):
                 allowed.add(unit, value)
             for text in _strings(dumped):
                 allowed.add_text(text)
@@ -238,15 +238,15 @@ def matches(figure: Figure, target: float) -> bool:
 BAND_FIELDS = ("low", "best", "high")  # tools.schemas.Band
 
 
-def _numeric_fields(data: Any, key: str = "") -> Iterator[tuple[str, float]]:
+def numeric_fields(data: Any, key: str = "") -> Iterator[tuple[str, float]]:
     """(unit, value) for every numeric field whose name says its unit. A band's low, best and
     high (`performance.ttft_ms.best`) take the unit of the field that holds them."""
     if isinstance(data, dict):
         for name, value in data.items():
-            yield from _numeric_fields(value, key if name in BAND_FIELDS else str(name))
+            yield from numeric_fields(value, key if name in BAND_FIELDS else str(name))
     elif isinstance(data, list):
         for item in data:
-            yield from _numeric_fields(item, key)
+            yield from numeric_fields(item, key)
     elif isinstance(data, int | float) and not isinstance(data, bool):
         unit = _unit_of_field(key)
         if unit:

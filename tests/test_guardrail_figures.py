@@ -77,6 +77,24 @@ def test_a_speed_carries_the_published_runs_warning(lang: str) -> None:
     assert not said.appended_published and said.answer.count(warning) == 1
 
 
+def test_the_published_runs_warning_follows_the_speed_it_qualifies() -> None:
+    """Two calculations in one turn, one with published runs far from its estimate (DeepSeek-R1 on
+    8 x MI300X) and one without: quoting only the other's speed brings no warning about DeepSeek."""
+    from tools.performance import published_text
+
+    deepseek = calc("deepseek-r1", "fp8", gpu="mi300x:8", users=8)
+    llama = calc("llama-3.1-8b", "bf16", gpu="h100-80gb", users=8)
+    assert deepseek.performance and deepseek.performance.published and llama.performance
+    assert not published_text(llama.performance, "en").strip()
+    warning = published_text(deepseek.performance, "en").strip()
+    other = f"Llama gives each user about {llama.performance.output_tok_s_per_user.best:.0f} tok/s."
+    report = check(other, [deepseek, llama], "en")
+    assert not report.appended_published and warning not in report.answer
+    own = f"DeepSeek gives each user about {deepseek.performance.output_tok_s_per_user.best:.0f} tok/s."
+    report = check(f"{other} {own}", [deepseek, llama], "en")
+    assert report.appended_published and report.answer.endswith(f"> {warning}")
+
+
 def test_the_estimates_speeds_are_allowed_figures_and_others_are_not() -> None:
     """Every band of `performance` (tokens/s per user and in total, TTFT, TPOT) is a figure a draft
     may give, at its low, best or high; a speed no tool produced is removed."""
