@@ -11,7 +11,7 @@ minimising the median over sources of each source's mean |log error| (among scor
 the best, the smallest fixed overhead: the figures rarely separate a fixed cost from an
 efficiency), alternated twice; then, per GPU
 generation with figures from at least two sources, the efficiencies are scaled by the median ratio of
-that generation's errors. The band of every estimate is the 5th to 95th percentile, per metric
+that generation's errors. The band of every estimate is the 2.5th to 97.5th percentile, per metric
 group, of leave-one-source-out errors on the fit points: each source estimated by factors fitted
 without it, so the band is as wide as the error on a setup the fit has not seen.
 """
@@ -51,9 +51,12 @@ LAYER_OVERHEAD_GRID = [0.00001 * i for i in range(11)]  # 0 .. 100 µs per layer
 MOE_OVERHEAD_GRID = [0.000005 * i for i in range(41)]  # 0 .. 200 µs per routed layer
 MIN_GENERATION_SOURCES = 2
 SCORE_SLACK = 0.02  # scores within 2 % of the best count as a tie (see _fit_pair)
-BAND_QUANTILES = (0.05, 0.95)
+# The 2.5th to 97.5th percentile: the 5th to 95th held 91 % of the fit part's cross-validated errors
+# but 71 % of the held-out sources' (newer builds and cards than the fit part's); see
+# docs/performance.md, "This round".
+BAND_QUANTILES = (0.025, 0.975)
 # An engine gets its own band for a metric group only with enough cross-validated errors behind it:
-# the 5th and 95th percentiles of five errors are just their extremes.
+# the outer percentiles of five errors are just their extremes.
 MIN_BAND_POINTS = 10
 MIN_BAND_SOURCES = 3
 # Engines never fitted on their own figures: they take the factors of the closest fitted engine,
@@ -317,6 +320,10 @@ def _band_row(errors: list[float]) -> dict[str, float]:
     }
 
 
+def _percentile(q: float) -> str:
+    return f"{100 * q:g}th"
+
+
 def _quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     if not ordered:
@@ -420,7 +427,7 @@ def fit(points: Iterable[CalibrationPoint] | None = None) -> dict:
         if len(rows) >= MIN_BAND_POINTS and len({s for s, _ in rows}) >= MIN_BAND_SOURCES:
             engine_bands.setdefault(engine, {})[group] = _band_row([e for _, e in rows])
     return {
-        "about": "Efficiency factors of the serving-performance estimate, fitted by tools/performance_fit.py on the fit part of tools/data/performance_calibration.json (held-out sources never used). bands: 5th and 95th percentile, per metric group, of log(measured time / estimated time) on the fit points, each estimated with factors fitted without its own source (leave one source out); an estimate's band is its best x exp(band). engine_bands: the same per engine where it has at least "
+        "about": f"Efficiency factors of the serving-performance estimate, fitted by tools/performance_fit.py on the fit part of tools/data/performance_calibration.json (held-out sources never used). bands: {_percentile(BAND_QUANTILES[0])} and {_percentile(BAND_QUANTILES[1])} percentile, per metric group, of log(measured time / estimated time) on the fit points, each estimated with factors fitted without its own source (leave one source out); an estimate's band is its best x exp(band). engine_bands: the same per engine where it has at least "
         f"{MIN_BAND_POINTS} such errors from {MIN_BAND_SOURCES} sources (fewer would make the percentiles the extremes of a handful); otherwise the pooled band applies.",
         "held_out_sources": sorted({p.source for p in calibration_points() if p.held_out}),
         "engines": engines,
