@@ -148,3 +148,25 @@ def test_published_runs_that_disagree_with_the_estimate_are_said_next_to_it(
         .answer
     )
     assert "Published runs" not in plain
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "lang", "one", "many"),
+    [
+        ("gpt-oss-20b on an L4", "how many tokens/s", "en", "with 1 request at once", "1 requests"),
+        (
+            "qwen2.5 7b en una l40s",
+            "¿cuántos tokens por segundo?",
+            "es",
+            "con 1 petición a la vez",
+            "1 peticiones",
+        ),
+    ],
+)
+def test_one_request_in_flight_is_said_in_the_singular(
+    first: str, then: str, lang: str, one: str, many: str
+) -> None:
+    assistant = _assistant(recording_store())
+    reply = assistant.answer(then, assistant.answer(first).state)
+    assert reply.language == lang
+    assert one in reply.answer and many not in reply.answer

@@ -45,7 +45,7 @@ def test_contract_names_and_fields() -> None:
         "card_class", "card", "label", "gpus", "usable_gb", "fits", "headroom_gb",
         "max_concurrent_sequences", "decode_tokens_per_s", "serves", "catch", "performance",
         "reason", "reason_code",
-        "required_usable_gb",
+        "required_usable_gb", "total_gb",
     }  # fmt: skip
     dumped = calc(model="llama-3.1-8b").model_dump(mode="json")
     for key in (

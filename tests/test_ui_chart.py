@@ -21,6 +21,7 @@ def option(card_class: str, label: str, usable_gb: float, need_gb: float) -> Car
         decode_tokens_per_s=None,
         serves="",
         catch="",
+        total_gb=need_gb,
     )
 
 

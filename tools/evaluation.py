@@ -136,6 +136,7 @@ def evaluate(scenario: Scenario, candidate: Candidate) -> Evaluation:
         reason=reason,
         reason_code=code,
         required_usable_gb=round(required_usable_bytes(scenario, worst) / GB, 2),
+        total_gb=round(total_bytes(scenario, worst) / GB, 2),
     )
     return Evaluation(candidate, worst, option)
 

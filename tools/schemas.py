@@ -186,6 +186,9 @@ class CardOption(BaseModel):
     reason_code: str | None = None
     # Card memory this option must offer (its engine's reserve included): the figure verdicts quote.
     required_usable_gb: float | None = None
+    # The request's memory on this option (weights, KV for every user, its engine's overhead on its
+    # GPU count): a result's total_gb is this figure of the option it recommends.
+    total_gb: float
 
 
 # The request's fields a result repeats as sized (the model and the KV cache type are resolved).

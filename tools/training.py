@@ -65,6 +65,7 @@ def _evaluate(
         decode_tokens_per_s=None,
         serves="",
         catch="",
+        total_gb=round(memory.total * gpus / GB, 2),
     )
     return option, memory
 

@@ -143,9 +143,13 @@ def performance_lead(
         band(estimate.output_tok_s_total),
     )
     users = estimate.concurrency.best
+    in_flight = number(users, lang, 0 if users >= 10 or users == round(users) else 1)
     common = {
         "option": option.label,
-        "users": number(users, lang, 0 if users >= 10 or users == round(users) else 1),
+        "users": in_flight,
+        "requests": texts["requests_one"]
+        if in_flight == "1"
+        else texts.fill("requests_many", requests=in_flight),
         "prompt": count(estimate.input_len, texts),
         "answer": count(estimate.output_len, texts),
         "total": total["best"],
@@ -179,7 +183,7 @@ def performance_lead(
     if estimate.saturated:  # the load needs more sequences than the memory holds
         lead.append(perf_text("perf_queue", lang).strip())
     elif plan.rate is not None:
-        lead.append(texts.fill("lead_rate", rate=number(plan.rate, lang, 2), users=common["users"]))
+        lead.append(texts.fill("lead_rate", rate=number(plan.rate, lang, 2), requests=common["requests"]))
     if estimate.meets_target is not None and estimate.target is not None:
         key = "lead_perf_meets" if estimate.meets_target else "lead_perf_misses"
         lead.append(texts.fill(key, target=target_text(estimate.target, lang)))
@@ -279,8 +283,8 @@ def escalation(plan: SizingPlan, result: SizingResult, texts: Texts) -> list[str
         return [
             texts.fill(
                 "escalate_any",
-                count=found_any.count,
-                card=card_label(found_any.card, texts.language),
+                option=best_any.label,
+                total_gb=gb(found_any.result.total_gb, texts),
                 max_users=users_label(best_any.max_concurrent_sequences, texts),
                 context=count(result.context, texts),
             )
@@ -296,8 +300,8 @@ def escalation(plan: SizingPlan, result: SizingResult, texts: Texts) -> list[str
     return [
         texts.fill(
             "escalate",
-            count=found.count,
-            card=label,
+            option=best.label,  # "2× H100 80GB (SXM)"; beyond one node, the nodes and the pipeline
+            total_gb=gb(found.result.total_gb, texts),
             max_users=users_label(best.max_concurrent_sequences, texts),
             context=count(result.context, texts),
         )

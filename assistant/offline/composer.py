@@ -64,7 +64,8 @@ def _headline(result: SizingResult, class_result: SizingResult, plan: SizingPlan
         "context": count(result.context, texts),
     }
     if option is None:
-        return texts.fill("headline_nothing_fits", **common)
+        nothing = texts.fill("headline_nothing_fits", **common)
+        return f"{nothing} {_beyond_table(result.alternatives, texts)}".strip()
     if option.fits:
         return texts.fill(
             "headline_fits",
@@ -80,6 +81,7 @@ def _headline(result: SizingResult, class_result: SizingResult, plan: SizingPlan
         texts.fill(
             "best_option",
             option=best.label,
+            total_gb=gb(best.total_gb, texts),
             headroom_gb=gb(best.headroom_gb, texts),
             max_users=users_label(best.max_concurrent_sequences, texts),
         )
@@ -104,6 +106,26 @@ def _headline(result: SizingResult, class_result: SizingResult, plan: SizingPlan
         best=best_text,
         **common,
     ).strip()
+
+
+def _beyond_table(alternatives: Sequence[CardOption], texts: Texts) -> str:
+    """What holds a request no card class does: the first option found beyond the table, with its
+    own total, then the others by name."""
+    if not alternatives:
+        return ""
+    first, *rest = alternatives
+    others = (
+        texts.fill("beyond_table_others", options=texts["note_or"].join(alt.label for alt in rest))
+        if rest
+        else ""
+    )
+    return texts.fill(
+        "beyond_table_option",
+        option=first.label,
+        total_gb=gb(first.total_gb, texts),
+        max_users=users_label(first.max_concurrent_sequences, texts),
+        others=others,
+    )
 
 
 def _options_table(result: SizingResult, texts: Texts) -> list[str]:
