@@ -78,13 +78,7 @@ def _headline(result: SizingResult, class_result: SizingResult, plan: SizingPlan
     if best is None and class_result.alternatives:
         best = class_result.alternatives[0]
     best_text = (
-        texts.fill(
-            "best_option",
-            option=best.label,
-            total_gb=gb(best.total_gb, texts),
-            headroom_gb=gb(best.headroom_gb, texts),
-            max_users=users_label(best.max_concurrent_sequences, texts),
-        )
+        texts.fill("best_option", headroom_gb=gb(best.headroom_gb, texts), **_option_words(best, texts))
         if best
         else ""
     )
@@ -119,13 +113,16 @@ def _beyond_table(alternatives: Sequence[CardOption], texts: Texts) -> str:
         if rest
         else ""
     )
-    return texts.fill(
-        "beyond_table_option",
-        option=first.label,
-        total_gb=gb(first.total_gb, texts),
-        max_users=users_label(first.max_concurrent_sequences, texts),
-        others=others,
-    )
+    return texts.fill("beyond_table_option", others=others, **_option_words(first, texts))
+
+
+def _option_words(option: CardOption, texts: Texts) -> dict[str, str]:
+    """An option put forward, in words: its label, its own total and the users it holds."""
+    return {
+        "option": option.label,
+        "total_gb": gb(option.total_gb, texts),
+        "max_users": users_label(option.max_concurrent_sequences, texts),
+    }
 
 
 def _options_table(result: SizingResult, texts: Texts) -> list[str]:
