@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,6 @@ from tests.evals_support import (
     TASKS,
     failing_stub,
     right,
-    right_after,
     right_stub,
     slow_stub,
     write_tasks,
@@ -144,7 +145,18 @@ def test_compare_sends_the_key_from_the_named_variable(tmp_path: Path) -> None:
 def test_compare_refuses_to_clobber_results_and_resumes_after_an_interrupt(tmp_path: Path) -> None:
     tasks = write_tasks(tmp_path)
     results = tmp_path / "compare-report.results.jsonl"
-    with right_stub() as a, StubOpenAI(right_after(0.4)) as b:
+    # B answers two tasks, then holds its third answer until the run has been interrupted: the
+    # interrupt lands with tasks left however loaded the machine (with a fixed 0.4 s per answer,
+    # a starved polling loop on a busy CI machine once saw the run finish first).
+    interrupted = threading.Event()
+    answered = itertools.count()
+
+    def b_script(request: dict[str, Any]) -> Reply:
+        if next(answered) >= 2:
+            interrupted.wait(timeout=60)
+        return right(request)
+
+    with right_stub() as a, StubOpenAI(b_script) as b:
         args = _compare_args(a, b, tasks, "--concurrency", "1")
         process = subprocess.Popen(
             [sys.executable, "-m", "assistant", *args],
@@ -160,6 +172,8 @@ def test_compare_refuses_to_clobber_results_and_resumes_after_an_interrupt(tmp_p
                 break
             time.sleep(0.05)
         process.send_signal(signal.SIGINT)
+        time.sleep(1.0)  # the interrupt is handled; then the held answer frees the task in flight
+        interrupted.set()
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 130, stderr
         assert "rerun with --resume to finish" in stderr and "Traceback" not in stderr
