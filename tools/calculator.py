@@ -23,7 +23,6 @@ from tools.evaluation import (
     estimate,
     evaluate,
     required_usable_bytes,
-    total_bytes,
 )
 from tools.hub import HubLookup
 from tools.i18n import GB
@@ -53,7 +52,6 @@ def calculate_vram(request: SizingRequest, hub: HubLookup | None = None) -> Sizi
     reference = fitting[0] if fitting else evaluations[-1]
     est = reference.estimate
     kv_total = est.kv_bytes_per_sequence * scenario.users
-    total = total_bytes(scenario, est)
     recommended = (reference.option.card_class or reference.option.card) if fitting else None
     result = SizingResult(
         model=scenario.model.info,
@@ -66,7 +64,7 @@ def calculate_vram(request: SizingRequest, hub: HubLookup | None = None) -> Sizi
         kv_bytes_per_token=est.kv_bytes_per_token,
         kv_cache_gb=round(kv_total / GB, 2),
         overhead_gb=round(est.overhead_bytes / GB, 2),
-        total_gb=round(total / GB, 2),
+        total_gb=reference.option.total_gb,  # the recommended option's own total
         options=[ev.option for ev in evaluations],
         recommended=recommended,
         recommendation=recommendation(

@@ -293,9 +293,8 @@ def escalation(plan: SizingPlan, result: SizingResult, texts: Texts) -> list[str
         return []
     card = plan.gpu.partition(":")[0]
     found = fewest_gpus(request_for(plan, result.precision), card)
-    label = card_label(card, texts.language)
     if found.result is None or found.count is None:
-        return [texts.fill("escalate_none", count=GPU_COUNTS[-1], card=label)]
+        return [texts.fill("escalate_none", count=GPU_COUNTS[-1], card=card_label(card, texts.language))]
     best = found.result.options[0]
     return [
         texts.fill(
