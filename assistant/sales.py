@@ -463,7 +463,7 @@ def smaller_machine_alternative(result: SizingResult, lang: Language) -> str:
 
 
 def _hardware_beyond_options(result: SizingResult, lang: Language) -> str:
-    """The first one or two computed alternatives (e.g. 4× 80GB cards, 2× H200) that hold the
+    """The first one or two computed alternatives (e.g. 2× H200, 4× 80GB cards) that hold the
     request unchanged, so the customer hears about more hardware before hearing about quantization."""
     shown = [_beyond_option(result, option, lang) for option in result.alternatives[:2] if option.fits]
     return _w("fits_beyond", lang, options=_w("or_on", lang).join(shown)) if shown else ""

@@ -88,7 +88,7 @@ def test_nothing_fits_names_the_hardware_that_holds_the_request_unchanged(
 ) -> None:
     result = sized(model="llama-3.1-70b", precision="bf16", context=32768, users=4, lang=lang)
     assert result.recommended is None
-    first, second = result.alternatives[:2]  # e.g. 4× 80GB cards, 2× H200
+    first, second = result.alternatives[:2]  # e.g. 2× H200, 4× 80GB cards
     draft = draft_reply(result, lang=lang)
     recommendation = next(line for line in draft.splitlines() if line.startswith("**N"))
     assert fits_on in recommendation

@@ -248,10 +248,10 @@ def test_when_nothing_fits_the_alternatives_say_what_would() -> None:
     result = calc(model="70b", precision="bf16")
     assert result.recommended is None
     labels = [option.label for option in result.alternatives]
-    assert labels == ["4× 80GB cards (A100 80GB / H100 80GB)", "2× H200"]
+    assert labels == ["2× H200", "4× 80GB cards (A100 80GB / H100 80GB)"]  # the least memory first
     assert all(option.fits and option.max_concurrent_sequences > 0 for option in result.alternatives)
     h200 = calc(model="70b", precision="bf16", gpu="h200:2").options[0]
-    assert result.alternatives[1].max_concurrent_sequences == h200.max_concurrent_sequences
+    assert result.alternatives[0].max_concurrent_sequences == h200.max_concurrent_sequences
     text = " ".join(result.suggestions)
     assert "Tensor parallel on 4× 80GB cards (A100 80GB / H100 80GB): 340.07 GB usable: fits" in text
     assert "Larger cards: 2× H200" in text
@@ -269,7 +269,7 @@ def test_spanish_results_name_classes_and_models_in_spanish() -> None:
     for english in ("class (", "reference:", "Tensor parallel", "cards ("):
         assert english not in written
     assert "Paralelismo tensorial en 4 tarjetas de 80GB (A100 80GB / H100 80GB)" in written
-    assert result.alternatives[0].label == "4 tarjetas de 80GB (A100 80GB / H100 80GB)"
+    assert result.alternatives[1].label == "4 tarjetas de 80GB (A100 80GB / H100 80GB)"
 
 
 def test_recommendation_picks_the_smallest_class_that_fits() -> None:

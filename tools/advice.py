@@ -211,8 +211,9 @@ def _larger_card(scenario: Scenario, target: Candidate) -> Evaluation | None:
 
 
 def alternatives(scenario: Scenario, target: Evaluation) -> list[Evaluation]:
-    """Hardware beyond the target that holds the request unchanged: twice the GPUs, or as many
-    larger cards; when neither does, the smallest count of each suitable card within one node
+    """Hardware beyond the target that holds the request unchanged, the least memory first: twice
+    the GPUs, or as many larger cards (two H200 hold less than four 80GB cards, one 80GB card less
+    than two of 48GB); when neither does, the smallest count of each suitable card within one node
     of 8, then (vLLM) several nodes in pipeline parallel. Empty only when even that falls short."""
     cuda = target.candidate.members[0].accelerator == "cuda"
     found = [
@@ -223,6 +224,7 @@ def alternatives(scenario: Scenario, target: Evaluation) -> list[Evaluation]:
         )
         if ev is not None and ev.option.fits
     ]
+    found.sort(key=lambda ev: (ev.option.usable_gb, ev.estimate.gpus))
     return found or (escalation(scenario, target.candidate) if cuda else [])
 
 
