@@ -209,6 +209,8 @@ class SizingResult(BaseModel):
     kv_bytes_per_token: int
     kv_cache_gb: float
     overhead_gb: float
+    # On the recommended option; when none fits, on the last option compared (the row the
+    # arithmetic shows). Each option and alternative carries its own total_gb.
     total_gb: float
     options: list[CardOption]
     recommended: str | None
