@@ -31,7 +31,12 @@ _PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("lin
 def die_with_parent() -> None:
     """A `preexec_fn` for a server subprocess: on Linux the kernel sends it SIGTERM when the test
     process dies, however it dies (a timeout's kill, a CI job cancelled), so no server outlives
-    its run holding a port and a core. Elsewhere it does nothing."""
+    its run holding a port and a core. Elsewhere it does nothing but the next point.
+
+    It also gives the child SIGINT's default action: a suite started as a background job
+    (`bash .ci/run &`) inherits SIGINT ignored, and a Python child then never raises
+    KeyboardInterrupt, so neither a server's clean stop nor a CLI's interrupt could be tested."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     if _PRCTL is not None:
         _PRCTL(PR_SET_PDEATHSIG, signal.SIGTERM)
 

@@ -25,6 +25,7 @@ from tests.evals_support import (
     wrong_stub,
 )
 from tests.openai_stub import Reply, StubOpenAI, error, slow, text
+from tests.servers import die_with_parent
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.e2e
@@ -165,6 +166,7 @@ def test_compare_refuses_to_clobber_results_and_resumes_after_an_interrupt(tmp_p
             text=True,
             env=_env(tmp_path),
             cwd=tmp_path,
+            preexec_fn=die_with_parent,  # and SIGINT at its default, as a terminal user has it
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
