@@ -97,6 +97,9 @@ class ConversationState(BaseModel):
     max_loras: int | None = Field(default=None, gt=0, description="LoRA adapter slots (--max-loras).")
     max_lora_rank: int | None = Field(default=None, gt=0, description="--max-lora-rank of those slots.")
     draft_model: str | None = Field(default=None, description="Speculative-decoding draft model id.")
+    # What a fine-tuning question said of the training (tools.finetune.FinetuneSpec fields).
+    finetune_method: str | None = Field(default=None, description="full | lora | qlora, when named.")
+    lora_rank: int | None = Field(default=None, gt=0, description="The LoRA rank to train, when said.")
     language: Language | None = Field(default=None, description="Language of the last answer.")
     history: list[Turn] = Field(default_factory=list, description=f"The last {HISTORY_TURNS} messages.")
 

@@ -654,13 +654,15 @@ def answer_finetuning(plan: SizingPlan | None, texts: Texts) -> Asked:
         return Asked(lead=[texts["finetune_generic"]])
     gpu = plan.gpu or (class_card(plan.card_class) if plan.card_class else None)
     qlora_asked = not plan.side_by_side and plan.precisions[0] in QLORA_PRECISIONS
-    methods = ("qlora", "lora", "full") if qlora_asked else ("full", "lora", "qlora")
+    asked = plan.finetune_method or ("qlora" if qlora_asked else "full")
+    methods = (asked, *(method for method in FINETUNE_METHODS if method != asked))
+    rank = plan.lora_rank or FinetuneSpec().lora_rank
     results = {
         method: calculate(
             SizingRequest(
                 model=plan.model,
                 engine="transformers",
-                finetune=FinetuneSpec(method=method),
+                finetune=FinetuneSpec(method=method, lora_rank=rank),
                 gpu=gpu,
                 lang=plan.language,
             )
@@ -693,7 +695,8 @@ def answer_finetuning(plan: SizingPlan | None, texts: Texts) -> Asked:
             for method in methods[1:]
         ),
     )
-    sentences = [lead, texts["finetune_assumed"]]
+    lora = texts.fill("finetune_rank_told" if plan.lora_rank else "finetune_rank_assumed", rank=rank)
+    sentences = [lead, texts.fill("finetune_assumed", lora=lora)]
     qlora = results["qlora"]
     if qlora.caveat:
         sentences.append(texts.fill("finetune_qlora_quality", caveat=qlora.caveat))
@@ -701,6 +704,8 @@ def answer_finetuning(plan: SizingPlan | None, texts: Texts) -> Asked:
     return Asked(lead=sentences, results=list(results.values()), block=focus, table=rows, serving=False)
 
 
+# The methods a fine-tuning answer sizes, in the order the table lists them after the one asked.
+FINETUNE_METHODS = ("full", "lora", "qlora")
 # Precisions a fine-tuning question carries when it asks for QLoRA (a 4-bit base).
 QLORA_PRECISIONS = ("nf4", "int4", "q4_k_m")
 

@@ -65,6 +65,9 @@ class Lexicon:
     lora_enable: re.Pattern[str]
     lora_rank: re.Pattern[str]
     lora_default_slots: int
+    # Fine-tuning: the method named and the LoRA rank.
+    finetune_methods: Pairs
+    finetune_rank: re.Pattern[str]
     # What is asked, and the conversation moves.
     questions: Pairs
     tasks: Pairs

@@ -139,3 +139,27 @@ def find_lora(text: str, folded: str, lex: Lexicon) -> tuple[str, str, int | Non
             text = blank(text, match.start(), match.end())
             task_text = blank(task_text, match.start(), match.end())
     return text, task_text, max(1, slots or lex.lora_default_slots), rank
+
+
+# A LoRA rank beyond this is a figure read wrongly (the largest published ranks are 256-1024).
+MAX_FINETUNE_RANK = 2048
+
+
+def find_finetune(text: str, task_text: str, lex: Lexicon) -> tuple[str, str | None, int | None]:
+    """A training question's method (the earliest one named: full, LoRA, QLoRA) and LoRA rank,
+    with the rank's span blanked so its figure is not read as users or context. A follow-up
+    without training words ("and with rank 8?") gives its rank only as "rank N" / "rango N"."""
+    training = next((task for pattern, task in lex.tasks if pattern.search(task_text)), None) == "finetuning"
+    named = [
+        (match.start(), method) for pattern, method in lex.finetune_methods if (match := pattern.search(text))
+    ]
+    method = min(named)[1] if training and named else None
+    match = lex.finetune_rank.search(text)
+    if match and not training and not re.match(r"rank|rango", match.group(0)):
+        match = None
+    if not match:
+        return text, method, None
+    rank = int(next(group for group in match.groups() if group))
+    if not 1 <= rank <= MAX_FINETUNE_RANK:
+        return text, method, None
+    return blank(text, match.start(), match.end()), method, rank

@@ -238,6 +238,8 @@ class OfflineResponder:
         question = reading.question
         if question is None and state.gpu and not state.model:
             question = "largest_model"
+        if question is None and reading.lora_rank and state.tasks == "finetuning":
+            question = "finetuning"  # "and with rank 8?" after a training question
         try:
             if question == "largest_model" and state.gpu:
                 named = bool(state.precision) and state.precision in plan.precisions

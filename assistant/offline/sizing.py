@@ -16,7 +16,12 @@ from functools import lru_cache
 from assistant.offline.lexicon import load_yaml
 from assistant.offline.names import catalog, name_key
 from assistant.offline.notes import ReadingNote, note
-from assistant.offline.understanding import ENGINE_OPTION_FIELDS, WORKLOAD_FIELDS, Understanding
+from assistant.offline.understanding import (
+    ENGINE_OPTION_FIELDS,
+    FINETUNE_FIELDS,
+    WORKLOAD_FIELDS,
+    Understanding,
+)
 from assistant.schemas import ConversationState, Language
 from tools import SizingRequest, SizingResult, calculate_vram, default_engine
 from tools.catalog import release_precisions
@@ -130,6 +135,8 @@ class SizingPlan:
     max_loras: int | None = None  # LoRA adapter slots served (--max-loras)
     max_lora_rank: int | None = None
     draft_model: str | None = None  # speculative decoding's draft model
+    finetune_method: str | None = None  # a training question's method (full | lora | qlora)
+    lora_rank: int | None = None  # the LoRA rank a training question gives
     # What the message said that could not be used as written, for the answer to show.
     notes: tuple[ReadingNote, ...] = ()
 
@@ -198,7 +205,7 @@ def merge_slots(state: ConversationState, understanding: Understanding) -> Conve
             updates[name] = value
     if understanding.utilization is not None:
         updates["gpu_memory_utilization"] = understanding.utilization
-    for name in (*WORKLOAD_FIELDS, *ENGINE_OPTION_FIELDS):
+    for name in (*WORKLOAD_FIELDS, *ENGINE_OPTION_FIELDS, *FINETUNE_FIELDS):
         value = getattr(understanding, name)
         if value is not None:
             updates[name] = value
@@ -284,7 +291,9 @@ def plan_sizing(
         language=language,
         utilization=state.gpu_memory_utilization,
         head_count=state.head_count if "head_count" in assumed else None,
-        **{name: getattr(state, name) for name in (*WORKLOAD_FIELDS, *ENGINE_OPTION_FIELDS)},
+        **{
+            name: getattr(state, name) for name in (*WORKLOAD_FIELDS, *ENGINE_OPTION_FIELDS, *FINETUNE_FIELDS)
+        },
         notes=tuple(notes),
     )
 

@@ -36,6 +36,7 @@ from assistant.offline.read_quantities import (
     digits_for_number_words,
     find_budget,
     find_context,
+    find_finetune,
     find_head_count,
     find_lengths,
     find_lora,
@@ -49,6 +50,8 @@ from assistant.schemas import Language
 # ConversationState, SizingPlan and SizingRequest.
 WORKLOAD_FIELDS = ("service", "rate", "ttft_ms", "tpot_ms", "input_len", "output_len")
 ENGINE_OPTION_FIELDS = ("max_loras", "max_lora_rank", "draft_model")
+# What a training question says of the training (the method named, the LoRA rank).
+FINETUNE_FIELDS = ("finetune_method", "lora_rank")
 # The Understanding fields that are a sizing fact when said (a LoRA rank alone is not).
 SLOTS_SAID = ("model", "precisions", "kv_dtype", "engine", "context", "users", "tasks", "gpu", "card_class")
 SIZING_FACTS = (
@@ -58,6 +61,7 @@ SIZING_FACTS = (
     *WORKLOAD_FIELDS,
     "max_loras",
     "draft_model",
+    "lora_rank",
     "notes",
 )
 # The yes/no readings of a message, each the lexicon pattern of the same name.
@@ -101,6 +105,8 @@ class Understanding:
     max_loras: int | None = None  # LoRA adapter slots served at once (--max-loras), not fine-tuning
     max_lora_rank: int | None = None
     draft_model: str | None = None  # speculative decoding's draft model: not a second model to compare
+    finetune_method: str | None = None  # full | lora | qlora, named in a training question
+    lora_rank: int | None = None  # the LoRA rank a training question gives
     repo_release: bool = False  # a Hub repo id of the 16-bit release checkpoint ("Qwen/Qwen2.5-7B-Instruct")
     # Values written that could not be used as written, each said in the answer (data/reading_notes.yaml).
     notes: tuple[ReadingNote, ...] = ()
@@ -155,6 +161,7 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     found.update(service=load.service, rate=load.rate, ttft_ms=load.ttft_ms, tpot_ms=load.tpot_ms)
     text, found["input_len"], found["output_len"] = find_lengths(text, lex)
     text, task_text, found["max_loras"], found["max_lora_rank"] = find_lora(text, folded, lex)
+    text, found["finetune_method"], found["lora_rank"] = find_finetune(text, task_text, lex)
     found["repo_release"] = names_release_repo(text, lex)
     text = fix_family_typos(text)
     text, found["draft_model"] = find_draft(text, lex)
