@@ -12,7 +12,7 @@ import math
 
 from tools.architecture import Architecture
 from tools.engines import ENGINE_LABELS, VLLM_BLOCK_SIZE, Estimate, llamacpp_sliding_cells
-from tools.evaluation import Evaluation, total_bytes
+from tools.evaluation import Evaluation, evaluate, total_bytes
 from tools.i18n import GB, gb, integer, number
 from tools.kv_cache import KV_BLOCKS, KvLayout, kv_layout
 from tools.scenario import Scenario
@@ -88,6 +88,54 @@ def _extras_line(scenario: Scenario) -> str:
     if extras.vision_bytes:
         parts.append(text("extra_vision", lang, gb=gb(extras.vision_bytes, lang)))
     return text("line_extras", lang, parts=" + ".join(parts), gb=gb(extras.weights_bytes, lang))
+
+
+def extras_note(scenario: Scenario, ev: Evaluation) -> str | None:
+    """What the serving extras the request asked for (a draft model, MTP layers, LoRA slots) add to
+    the total on `ev`: their weights and the cache a draft or MTP layers keep in the same pool, the
+    answer to "how much extra memory?". None when none was asked for; a vision tower is the
+    model's own, not an option the request chose, so it is left to the arithmetic."""
+    lang, extras = scenario.lang, scenario.extras
+    what = []
+    if extras.draft_name:
+        what.append(text("extras_what_draft", lang, name=extras.draft_name))
+    if extras.mtp_layers:
+        what.append(text("extras_what_mtp", lang))
+    if extras.lora_slot_bytes:
+        what.append(text("extras_what_lora", lang, loras=extras.max_loras, rank=extras.max_lora_rank))
+    if not what:
+        return None
+    weights = extras.weights_bytes - extras.vision_bytes
+    without_cache = scenario._replace(extras=extras._replace(draft_arch=None, mtp_layers=0))
+    per_sequence = (
+        ev.estimate.kv_bytes_per_sequence
+        - evaluate(without_cache, ev.candidate).estimate.kv_bytes_per_sequence
+    )
+    cache = per_sequence * scenario.users
+    kv = ""
+    if cache > 0:
+        tp = tensor_parallel(scenario, ev.estimate)
+        per_token = sum(
+            kv_layout(arch, scenario.kv_dtype, tp).full_bytes_per_token * tp
+            for arch in extras.kv_archs(scenario.model.arch)
+        )
+        kv = text(
+            "extras_added_kv",
+            lang,
+            kv_gb=gb(cache, lang),
+            bytes=integer(per_token, lang),
+            tokens=integer(scenario.context, lang),
+            sequences=counted(scenario.users, "sequence", lang),
+        )
+    return text(
+        "extras_added",
+        lang,
+        what=text("extras_what_join", lang).join(what),
+        weights_gb=gb(weights, lang),
+        kv=kv,
+        extra_gb=gb(weights + cache, lang),
+        total_gb=number(ev.option.total_gb, lang, 2),
+    )
 
 
 def tensor_parallel(scenario: Scenario, est: Estimate) -> int:

@@ -12,7 +12,7 @@ The engine's building blocks are re-exported here, where callers have always imp
 from __future__ import annotations
 
 from tools.advice import alternatives, below_16_bit, caveat, recommendation, suggestions
-from tools.arithmetic import arithmetic_lines
+from tools.arithmetic import arithmetic_lines, extras_note
 from tools.engines import ENGINE_LABELS
 from tools.evaluation import (
     NODE_GPUS,
@@ -71,6 +71,7 @@ def calculate_vram(request: SizingRequest, hub: HubLookup | None = None) -> Sizi
             scenario, evaluations, reference if fitting else None, required_usable_bytes(scenario, est)
         ),
         arithmetic=arithmetic_lines(scenario, evaluations, reference),
+        extras_note=extras_note(scenario, reference),
         caveat=caveat(scenario),
         suggestions=suggestions(scenario, evaluations, request.gpu),
         below_16_bit=below_16_bit(scenario),

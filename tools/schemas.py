@@ -224,6 +224,9 @@ class SizingResult(BaseModel):
     alternatives: list[CardOption] = []
     # Fine-tuning requests: the training memory per GPU, part by part (total_gb is its total).
     finetune: FinetuneBreakdown | None = None
+    # What the serving extras asked for (a draft model, MTP layers, LoRA slots) add to total_gb, in
+    # one sentence: their weights and their KV cache. None when the request asked for none.
+    extras_note: str | None = None
     # The recommended option's performance under the request's workload (None without bandwidth data).
     performance: PerformanceEstimate | None = None
     lang: Language = "en"  # the language of every text above, as the request asked

@@ -247,7 +247,7 @@ def compose_sizing(
     if len(shown) == 1:
         result = shown[0]
         headline = _headline(result, calculations.by_class[0], plan, texts)
-        parts.append(" ".join([headline, *notes]))
+        parts.append(" ".join([headline, *notes, *_extras(result)]))
         parts.append("\n".join(_options_table(calculations.by_class[0], texts)))
         parts.append(arithmetic_block(result, texts, focus_option(result, plan)))
     else:
@@ -272,13 +272,16 @@ def compose_sizing(
                 )
         elif plan.gpu and shown[0].options:
             advice = texts.fill("none_fits_card", card=shown[0].options[0].label)
-        if advice or notes:  # the intro introduces the table; with sentences after it, it ends first
+        block_for = chosen or shown[0]
+        extras = _extras(block_for)
+        if (
+            advice or notes or extras
+        ):  # the intro introduces the table; with sentences after it, it ends first
             intro = intro.rstrip(":") + "."
         if plan.side_by_side and plan.gpu and not lead:
             parts.append(_fit_verdict(shown, plan, texts))
-        parts.append(" ".join(part for part in (intro, advice, *notes) if part))
+        parts.append(" ".join(part for part in (intro, advice, *notes, *extras) if part))
         parts.append("\n".join(_side_by_side_table(shown, plan, texts)))
-        block_for = chosen or shown[0]
         parts.append(
             texts["other_precisions"]
             + "\n\n"
@@ -292,6 +295,11 @@ def compose_sizing(
     if assumed:
         parts.append(assumed)
     return "\n\n".join(part for part in parts if part)
+
+
+def _extras(result: SizingResult) -> list[str]:
+    """What the draft model, MTP layers or LoRA slots the visitor asked for add to the total."""
+    return [result.extras_note] if result.extras_note else []
 
 
 def arithmetic_block(result: SizingResult, texts: Texts, focus: CardOption | None = None) -> str:
