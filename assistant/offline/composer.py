@@ -274,9 +274,8 @@ def compose_sizing(
             advice = texts.fill("none_fits_card", card=shown[0].options[0].label)
         block_for = chosen or shown[0]
         extras = _extras(block_for)
-        if (
-            advice or notes or extras
-        ):  # the intro introduces the table; with sentences after it, it ends first
+        # The intro introduces the table; with sentences after it, it ends first.
+        if advice or notes or extras:
             intro = intro.rstrip(":") + "."
         if plan.side_by_side and plan.gpu and not lead:
             parts.append(_fit_verdict(shown, plan, texts))
