@@ -105,7 +105,7 @@ def extras_note(scenario: Scenario, ev: Evaluation) -> str | None:
         what.append(text("extras_what_lora", lang, loras=extras.max_loras, rank=extras.max_lora_rank))
     if not what:
         return None
-    weights = extras.weights_bytes - extras.vision_bytes
+    weights = extras.requested_bytes
     without_cache = scenario._replace(extras=extras._replace(draft_arch=None, mtp_layers=0))
     per_sequence = (
         ev.estimate.kv_bytes_per_sequence

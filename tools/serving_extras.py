@@ -38,8 +38,14 @@ class Extras(NamedTuple):
     vision_bytes: int = 0
 
     @property
+    def requested_bytes(self) -> int:
+        """The weights of the extras a request asks for: LoRA slots, a draft model, MTP layers."""
+        return self.lora_slot_bytes + self.draft_weights_bytes + self.mtp_weights_bytes
+
+    @property
     def weights_bytes(self) -> int:
-        return self.lora_slot_bytes + self.draft_weights_bytes + self.mtp_weights_bytes + self.vision_bytes
+        """Every extra's weights: those requested and the model's own vision tower."""
+        return self.requested_bytes + self.vision_bytes
 
     def kv_archs(self, arch: Architecture) -> tuple[Architecture, ...]:
         """Extra cache layers: the draft model's and the MTP layers (shaped like the main model's)."""
