@@ -100,6 +100,12 @@ class ConversationState(BaseModel):
     # What a fine-tuning question said of the training (tools.finetune.FinetuneSpec fields).
     finetune_method: str | None = Field(default=None, description="full | lora | qlora, when named.")
     lora_rank: int | None = Field(default=None, gt=0, description="The LoRA rank to train, when said.")
+    train_batch: int | None = Field(
+        default=None, gt=0, description="Training micro-batch per GPU, when said."
+    )
+    train_seq: int | None = Field(default=None, gt=0, description="Tokens per training sequence, when said.")
+    train_optimizer: str | None = Field(default=None, description="adamw | adamw8bit | sgd, when said.")
+    gradient_checkpointing: bool | None = Field(default=None, description="Said on or off, when said.")
     language: Language | None = Field(default=None, description="Language of the last answer.")
     history: list[Turn] = Field(default_factory=list, description=f"The last {HISTORY_TURNS} messages.")
 

@@ -223,6 +223,31 @@ def _matches(result: SizingResult, expected: SizingResult, gpu: str | None) -> b
     )
 
 
+# A training case's FinetuneSpec fields; what a case leaves out is the calculator's default.
+TRAINING_FIELDS = ("method", "lora_rank", "batch", "seq", "optimizer", "gradient_checkpointing")
+
+
+def _training_request(spec: dict[str, Any]) -> dict[str, Any]:
+    finetune = {name: spec[name] for name in TRAINING_FIELDS if name in spec}
+    request: dict[str, Any] = {"model": spec["model"], "engine": "transformers", "finetune": finetune}
+    if spec.get("gpu"):
+        request["gpu"] = spec["gpu"]
+    return request
+
+
+def _same_training(result: SizingResult, expected: SizingResult, gpu: str | None) -> bool:
+    """The answer trained what the case says: the same model, method and knobs (and card)."""
+    mine, want = result.finetune, expected.finetune
+    if mine is None or want is None or result.model.id != expected.model.id:
+        return False
+    knobs = ("method", "batch", "seq", "optimizer", "gradient_checkpointing", "gpus", "total_gb")
+    if any(getattr(mine, name) != getattr(want, name) for name in knobs):
+        return False
+    if want.method != "full" and mine.lora_rank != want.lora_rank:
+        return False
+    return not gpu or any(option.label == expected.options[0].label for option in result.options)
+
+
 @dataclass
 class Score:
     case_id: str
@@ -259,6 +284,13 @@ def score_turn(
             said = bool(re.search(pattern, lead, flags=re.IGNORECASE))
             contrary = bool(re.search(NO_FIT[lang] if fits else FITS[lang], lead, flags=re.IGNORECASE))
             checks[f"verdict[{index}]"] = said and (not contrary or not fits)
+    for index, spec in enumerate(case.get("trained", [])):
+        expected = _calc(_training_request(spec), lang)
+        assert expected is not None and expected.finetune is not None, spec
+        checks[f"trained[{index}]"] = any(
+            _same_training(result, expected, spec.get("gpu")) for result in calculations
+        )
+        checks[f"trained_total[{index}]"] = _stated(expected.finetune.total_gb, lead)
     for model_id in case.get("not_sized", []):
         checks[f"not_sized:{model_id}"] = not any(
             result.model.id == model_id or result.model.id == _calc({"model": model_id}, lang).model.id  # type: ignore[union-attr]

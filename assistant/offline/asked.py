@@ -656,13 +656,13 @@ def answer_finetuning(plan: SizingPlan | None, texts: Texts) -> Asked:
     qlora_asked = not plan.side_by_side and plan.precisions[0] in QLORA_PRECISIONS
     asked = plan.finetune_method or ("qlora" if qlora_asked else "full")
     methods = (asked, *(method for method in FINETUNE_METHODS if method != asked))
-    rank = plan.lora_rank or FinetuneSpec().lora_rank
+    spec = training_spec(plan)
     results = {
         method: calculate(
             SizingRequest(
                 model=plan.model,
                 engine="transformers",
-                finetune=FinetuneSpec(method=method, lora_rank=rank),
+                finetune=spec.model_copy(update={"method": method}),
                 gpu=gpu,
                 lang=plan.language,
             )
@@ -676,32 +676,96 @@ def answer_finetuning(plan: SizingPlan | None, texts: Texts) -> Asked:
         option = _training_home(result)
         verdicts[method] = _training_verdict(result, option, texts)
         rows.append(
-            f"| {texts['finetune_method_' + method]} | {gb(result.total_gb, texts)} GB | "
-            f"{verdicts[method]} | {gb(option.headroom_gb, texts) + ' GB' if option else '—'} |"
+            f"| {texts['finetune_method_' + method]} | {_training_need(result, texts)} | "
+            f"{verdicts[method]} | {_training_headroom(option, texts)} |"
         )
     lead = texts.fill(
         "finetune_lead",
         model=focus.model.name,
         method=texts["finetune_method_" + methods[0]],
-        total_gb=gb(focus.total_gb, texts),
+        need=_training_need(focus, texts),
         verdict=verdicts[methods[0]],
         others="; ".join(
             texts.fill(
                 "finetune_other",
                 method=texts["finetune_method_" + method],
-                total_gb=gb(results[method].total_gb, texts),
+                need=_training_need(results[method], texts),
                 verdict=verdicts[method],
             )
             for method in methods[1:]
         ),
     )
-    lora = texts.fill("finetune_rank_told" if plan.lora_rank else "finetune_rank_assumed", rank=rank)
-    sentences = [lead, texts.fill("finetune_assumed", lora=lora)]
+    sentences = [lead, *training_setup(plan, spec, texts)]
     qlora = results["qlora"]
     if qlora.caveat:
         sentences.append(texts.fill("finetune_qlora_quality", caveat=qlora.caveat))
     sentences.append(texts["finetune_serving"])
     return Asked(lead=sentences, results=list(results.values()), block=focus, table=rows, serving=False)
+
+
+def _training_need(result: SizingResult, texts: Texts) -> str:
+    """What the training needs per GPU, and on how many when the calculator shards it (the
+    result's total is every GPU's together)."""
+    ft = result.finetune
+    if ft is None or ft.gpus <= 1:
+        return texts.fill("finetune_need_one", gb=gb(ft.total_gb if ft else result.total_gb, texts))
+    return texts.fill("finetune_need_sharded", gb=gb(ft.total_gb, texts), gpus=ft.gpus)
+
+
+def _training_headroom(option: CardOption | None, texts: Texts) -> str:
+    """The option's spare memory: every GPU's together when it has several."""
+    if option is None:
+        return "—"
+    if option.gpus > 1:
+        return texts.fill("finetune_headroom_all", gb=gb(option.headroom_gb, texts))
+    return f"{gb(option.headroom_gb, texts)} GB"
+
+
+def training_spec(plan: SizingPlan) -> FinetuneSpec:
+    """The training the plan describes: what the conversation said, the calculator's defaults
+    for the rest."""
+    said = {
+        "lora_rank": plan.lora_rank,
+        "batch": plan.train_batch,
+        "seq": plan.train_seq,
+        "optimizer": plan.train_optimizer,
+        "gradient_checkpointing": plan.gradient_checkpointing,
+    }
+    return FinetuneSpec(**{name: value for name, value in said.items() if value is not None})
+
+
+def training_setup(plan: SizingPlan, spec: FinetuneSpec, texts: Texts) -> list[str]:
+    """What the training answer took as said ("As you said: ...") and what it assumed, one
+    sentence each, every knob of the calculator in one of the two."""
+    told: list[str] = []
+    assumed: list[str] = []
+    if plan.train_optimizer is None:
+        assumed.append(texts["finetune_item_states"])
+    else:
+        assumed.append(texts["finetune_item_bf16"])
+        told.append(texts["finetune_item_optimizer_" + spec.optimizer])
+    sequences = (
+        texts["finetune_sequences_one"]
+        if spec.batch == 1
+        else texts.fill("finetune_sequences_many", count=count(spec.batch, texts))
+    )
+    checkpointing = "on" if spec.gradient_checkpointing else "off"
+    for said, item in (
+        (plan.train_batch, texts.fill("finetune_item_batch", batch=sequences)),
+        (plan.train_seq, texts.fill("finetune_item_seq", seq=count(spec.seq, texts))),
+        (plan.gradient_checkpointing, texts["finetune_item_checkpointing_" + checkpointing]),
+        (plan.lora_rank, texts.fill("finetune_rank", rank=spec.lora_rank)),
+    ):
+        (assumed if said is None else told).append(item)
+    sentences = [texts.fill("finetune_told", items=_listed(told, texts))] if told else []
+    return [*sentences, texts.fill("finetune_assumed", items=_listed(assumed, texts))]
+
+
+def _listed(items: list[str], texts: Texts) -> str:
+    """'a, b and c' / 'a, b y c'."""
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + texts["finetune_and"] + items[-1]
 
 
 # The methods a fine-tuning answer sizes, in the order the table lists them after the one asked.

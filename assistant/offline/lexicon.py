@@ -65,9 +65,14 @@ class Lexicon:
     lora_enable: re.Pattern[str]
     lora_rank: re.Pattern[str]
     lora_default_slots: int
-    # Fine-tuning: the method named and the LoRA rank.
+    # Fine-tuning: the method named, the LoRA rank and the training knobs.
     finetune_methods: Pairs
     finetune_rank: re.Pattern[str]
+    train_batch: tuple[re.Pattern[str], ...]
+    train_seq: tuple[re.Pattern[str], ...]
+    train_optimizer: Pairs
+    checkpointing_off: re.Pattern[str]
+    checkpointing_on: re.Pattern[str]
     # What is asked, and the conversation moves.
     questions: Pairs
     tasks: Pairs

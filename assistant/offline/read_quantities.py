@@ -1,10 +1,12 @@
 """The amounts a message gives: concurrent users, head counts, context, request lengths, a
-budget and LoRA adapter slots, in digits or in words ("twenty users", "eramos cuatro")."""
+budget, LoRA adapter slots and a training question's knobs, in digits or in words ("twenty
+users", "eramos cuatro")."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from assistant.offline.lexicon import Lexicon
 from assistant.offline.notes import ReadingNote, note
@@ -149,7 +151,7 @@ def find_finetune(text: str, task_text: str, lex: Lexicon) -> tuple[str, str | N
     """A training question's method (the earliest one named: full, LoRA, QLoRA) and LoRA rank,
     with the rank's span blanked so its figure is not read as users or context. A follow-up
     without training words ("and with rank 8?") gives its rank only as "rank N" / "rango N"."""
-    training = next((task for pattern, task in lex.tasks if pattern.search(task_text)), None) == "finetuning"
+    training = is_training(task_text, lex)
     named = [
         (match.start(), method) for pattern, method in lex.finetune_methods if (match := pattern.search(text))
     ]
@@ -163,3 +165,62 @@ def find_finetune(text: str, task_text: str, lex: Lexicon) -> tuple[str, str | N
     if not 1 <= rank <= MAX_FINETUNE_RANK:
         return text, method, None
     return blank(text, match.start(), match.end()), method, rank
+
+
+# Below this many tokens a "sequence" figure is a count of sequences, not a training length.
+MIN_TRAIN_SEQ = 64
+
+
+@dataclass(frozen=True)
+class TrainingKnobs:
+    """What a message says of how a model is trained (tools.finetune.FinetuneSpec's knobs)."""
+
+    batch: int | None = None  # micro-batch per GPU
+    seq: int | None = None  # tokens per training sequence
+    optimizer: str | None = None  # adamw | adamw8bit | sgd
+    checkpointing: bool | None = None  # gradient checkpointing said on or off
+
+
+def is_training(task_text: str, lex: Lexicon) -> bool:
+    """The message is about training (its first task word is a training one)."""
+    return next((task for pattern, task in lex.tasks if pattern.search(task_text)), None) == "finetuning"
+
+
+def find_training(text: str, training: bool, lex: Lexicon) -> tuple[str, TrainingKnobs]:
+    """A training question's micro-batch, sequence length, optimizer and gradient checkpointing.
+    In a training message their spans are blanked, so "batch 8" is not read as 8 users, "4096-token
+    sequences" as a serving context or "8-bit Adam" as 8-bit weights. Elsewhere only the batch and
+    the sequence length are read, and left for the users and context readers too: they are a
+    training follow-up's ("and with batch 8?") only when the conversation is about training."""
+    from tools.finetune import MAX_BATCH, MAX_SEQ
+
+    batch: int | None = None
+    seq: int | None = None
+    match = _first(lex.train_batch, text)
+    if match and 1 <= int(match.group(1)) <= MAX_BATCH:
+        batch = int(match.group(1))
+        text = blank(text, match.start(), match.end()) if training else text
+    for pattern in lex.train_seq:
+        match = pattern.search(text)
+        tokens = scaled(match.group(1), match.group(2), 1024) if match else None
+        if match and tokens and MIN_TRAIN_SEQ <= tokens <= MAX_SEQ:
+            seq = tokens
+            text = blank(text, match.start(), match.end()) if training else text
+            break
+    if not training:
+        return text, TrainingKnobs(batch=batch, seq=seq)
+    optimizer = None
+    for pattern, name in lex.train_optimizer:
+        if match := pattern.search(text):
+            optimizer, text = name, blank(text, match.start(), match.end())
+            break
+    checkpointing = None
+    for pattern, said in ((lex.checkpointing_off, False), (lex.checkpointing_on, True)):
+        if match := pattern.search(text):
+            checkpointing, text = said, blank(text, match.start(), match.end())
+            break
+    return text, TrainingKnobs(batch, seq, optimizer, checkpointing)
+
+
+def _first(patterns: tuple[re.Pattern[str], ...], text: str) -> re.Match[str] | None:
+    return next((match for pattern in patterns if (match := pattern.search(text))), None)

@@ -19,6 +19,7 @@ from assistant.offline.notes import ReadingNote, note
 from assistant.offline.understanding import (
     ENGINE_OPTION_FIELDS,
     FINETUNE_FIELDS,
+    TRAINING_KNOBS,
     WORKLOAD_FIELDS,
     Understanding,
 )
@@ -137,6 +138,10 @@ class SizingPlan:
     draft_model: str | None = None  # speculative decoding's draft model
     finetune_method: str | None = None  # a training question's method (full | lora | qlora)
     lora_rank: int | None = None  # the LoRA rank a training question gives
+    train_batch: int | None = None  # a training question's micro-batch per GPU
+    train_seq: int | None = None  # tokens per training sequence
+    train_optimizer: str | None = None
+    gradient_checkpointing: bool | None = None
     # What the message said that could not be used as written, for the answer to show.
     notes: tuple[ReadingNote, ...] = ()
 
@@ -205,10 +210,15 @@ def merge_slots(state: ConversationState, understanding: Understanding) -> Conve
             updates[name] = value
     if understanding.utilization is not None:
         updates["gpu_memory_utilization"] = understanding.utilization
-    for name in (*WORKLOAD_FIELDS, *ENGINE_OPTION_FIELDS, *FINETUNE_FIELDS):
+    # A batch or sequence figure outside a training conversation is a serving one (read as users
+    # or context as well): it does not become the training's.
+    training = "finetuning" in (understanding.tasks, state.tasks)
+    for name in (*WORKLOAD_FIELDS, *ENGINE_OPTION_FIELDS, *(FINETUNE_FIELDS if training else ())):
         value = getattr(understanding, name)
         if value is not None:
             updates[name] = value
+    if training and understanding.train_seq is None and understanding.context:
+        updates["train_seq"] = understanding.context  # "and with 8k context?" after a training answer
     if understanding.users is not None and understanding.rate is None:
         updates["rate"] = None  # a head count of users now sets the load, not the earlier rate
     if understanding.gpu or understanding.card_class:
@@ -375,6 +385,36 @@ def calculate(request: SizingRequest) -> SizingResult:
 @lru_cache(maxsize=512)
 def _calculate_json(request_json: str) -> SizingResult:
     return calculate_vram(SizingRequest.model_validate_json(request_json))
+
+
+# What only a serving question says: a message that says one of these is not a training follow-up.
+SERVING_ONLY = (
+    "precisions",
+    "kv_dtype",
+    "engine",
+    "head_count",
+    "utilization",
+    *WORKLOAD_FIELDS,
+    *ENGINE_OPTION_FIELDS,
+)
+
+
+def training_followup(reading: Understanding, state: ConversationState) -> bool:
+    """A message with no question of its own that goes on with a training answer ("and on an
+    L40S?", "¿y con lote de 8?"): it changes a training knob, the card or the model, and says
+    nothing only a serving question says (a batch figure read as users too is the batch)."""
+    if (
+        reading.question is not None
+        or state.tasks != "finetuning"
+        or reading.tasks not in (None, "finetuning")
+    ):
+        return False
+    if any(getattr(reading, name) for name in SERVING_ONLY):
+        return False
+    if reading.users is not None and reading.users != reading.train_batch:
+        return False
+    said = (*TRAINING_KNOBS, "gpu", "card_class", "model", "context")
+    return any(getattr(reading, name) is not None for name in said)
 
 
 def is_sizing_question(reading: Understanding, state: ConversationState) -> bool:

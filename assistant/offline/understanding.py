@@ -40,7 +40,9 @@ from assistant.offline.read_quantities import (
     find_head_count,
     find_lengths,
     find_lora,
+    find_training,
     find_users,
+    is_training,
 )
 from assistant.offline.spans import fold, message_span
 from assistant.offline.workload import find_workload
@@ -50,8 +52,18 @@ from assistant.schemas import Language
 # ConversationState, SizingPlan and SizingRequest.
 WORKLOAD_FIELDS = ("service", "rate", "ttft_ms", "tpot_ms", "input_len", "output_len")
 ENGINE_OPTION_FIELDS = ("max_loras", "max_lora_rank", "draft_model")
-# What a training question says of the training (the method named, the LoRA rank).
-FINETUNE_FIELDS = ("finetune_method", "lora_rank")
+# What a training question says of the training (the method named, the LoRA rank, the knobs of
+# tools.finetune.FinetuneSpec it gives).
+FINETUNE_FIELDS = (
+    "finetune_method",
+    "lora_rank",
+    "train_batch",
+    "train_seq",
+    "train_optimizer",
+    "gradient_checkpointing",
+)
+# The knobs a training follow-up may change on its own ("and with batch 8?").
+TRAINING_KNOBS = FINETUNE_FIELDS[1:]
 # The Understanding fields that are a sizing fact when said (a LoRA rank alone is not).
 SLOTS_SAID = ("model", "precisions", "kv_dtype", "engine", "context", "users", "tasks", "gpu", "card_class")
 SIZING_FACTS = (
@@ -62,6 +74,9 @@ SIZING_FACTS = (
     "max_loras",
     "draft_model",
     "lora_rank",
+    "train_batch",
+    "train_seq",
+    "train_optimizer",
     "notes",
 )
 # The yes/no readings of a message, each the lexicon pattern of the same name.
@@ -107,6 +122,12 @@ class Understanding:
     draft_model: str | None = None  # speculative decoding's draft model: not a second model to compare
     finetune_method: str | None = None  # full | lora | qlora, named in a training question
     lora_rank: int | None = None  # the LoRA rank a training question gives
+    # A training question's micro-batch and sequence length (outside one: a figure said after
+    # "batch" or before "-token sequences", for a training follow-up), optimizer and checkpointing.
+    train_batch: int | None = None
+    train_seq: int | None = None
+    train_optimizer: str | None = None
+    gradient_checkpointing: bool | None = None
     repo_release: bool = False  # a Hub repo id of the 16-bit release checkpoint ("Qwen/Qwen2.5-7B-Instruct")
     # Values written that could not be used as written, each said in the answer (data/reading_notes.yaml).
     notes: tuple[ReadingNote, ...] = ()
@@ -162,6 +183,14 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     text, found["input_len"], found["output_len"] = find_lengths(text, lex)
     text, task_text, found["max_loras"], found["max_lora_rank"] = find_lora(text, folded, lex)
     text, found["finetune_method"], found["lora_rank"] = find_finetune(text, task_text, lex)
+    training = is_training(task_text, lex)
+    text, knobs = find_training(text, training, lex)
+    found.update(
+        train_batch=knobs.batch,
+        train_seq=knobs.seq,
+        train_optimizer=knobs.optimizer,
+        gradient_checkpointing=knobs.checkpointing,
+    )
     found["repo_release"] = names_release_repo(text, lex)
     text = fix_family_typos(text)
     text, found["draft_model"] = find_draft(text, lex)
@@ -198,6 +227,8 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     found["tasks"] = next((task for pattern, task in lex.tasks if pattern.search(task_text)), None)
     if found["tasks"] == "finetuning" and found["question"] is None:
         found["question"] = "finetuning"
+    if training and found["train_seq"] is None:
+        found["train_seq"] = found["context"]  # "fine-tune it with 16k context": its sequences
     return Understanding(
         language=language, language_confident=confident, faq=faq, notes=tuple(notes), **found
     )
