@@ -26,6 +26,9 @@ READINGS = [
     ("train a lora on qwen2.5 14b, 16 sequences per step, 8-bit Adam", (16, None, "adamw8bit", None)),
     ("fine-tune llama 3.2 3b with gradient checkpointing on and a batch of 2", (2, None, None, True)),
     ("fine-tune llama 3.1 8b with 16k context", (None, 16384, None, None)),
+    # A global (effective) batch is not the micro-batch each GPU holds.
+    ("full fine-tune llama 3.1 8b, global batch 64 with micro-batch 4", (4, None, None, None)),
+    ("lora on llama 3.1 8b, effective batch size 32, per-device batch 2", (2, None, None, None)),
     ("ajuste fino completo de llama 3.1 8b con lote de 4 y secuencias de 2048 tokens", (4, 2048, None, None)),
     ("LoRA de qwen2.5 7b, tamaño de lote 16, longitud de secuencia 4096", (16, 4096, None, None)),
     ("qlora de mistral 7b con adamw de 8 bits, sin gradient checkpointing", (None, None, "adamw8bit", False)),

@@ -196,7 +196,9 @@ def find_training(text: str, training: bool, lex: Lexicon) -> tuple[str, Trainin
 
     batch: int | None = None
     seq: int | None = None
-    match = _first(lex.train_batch, text)
+    match, global_batch = _micro_batch(lex.train_batch, text)
+    if training and global_batch:  # said, but not what a GPU holds: no users either
+        text = blank(text, global_batch.start(), global_batch.end())
     if match and 1 <= int(match.group(1)) <= MAX_BATCH:
         batch = int(match.group(1))
         text = blank(text, match.start(), match.end()) if training else text
@@ -222,5 +224,20 @@ def find_training(text: str, training: bool, lex: Lexicon) -> tuple[str, Trainin
     return text, TrainingKnobs(batch, seq, optimizer, checkpointing)
 
 
-def _first(patterns: tuple[re.Pattern[str], ...], text: str) -> re.Match[str] | None:
-    return next((match for pattern in patterns if (match := pattern.search(text))), None)
+# A batch figure that is not the micro-batch: the global one, gradient accumulation's product.
+_NOT_MICRO = re.compile(r"(?:global|effective|total|overall|accumulated)[ -]$")
+
+
+def _micro_batch(
+    patterns: tuple[re.Pattern[str], ...], text: str
+) -> tuple[re.Match[str] | None, re.Match[str] | None]:
+    """(the first batch figure that is not a global one, the first global one): "global batch 64
+    with micro-batch 4" trains micro-batches of 4."""
+    micro = global_batch = None
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            if _NOT_MICRO.search(text[max(0, match.start() - 13) : match.start()]):
+                global_batch = global_batch or match
+            elif micro is None:
+                micro = match
+    return micro, global_batch
