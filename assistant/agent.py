@@ -92,6 +92,7 @@ class PremadeCalculation:
 
     arguments: dict[str, Any]
     result: SizingResult
+    tool: str = "calculate_vram"  # the tool whose call it stands for (calculate_training for a training)
 
 
 @dataclass(frozen=True)
@@ -167,8 +168,11 @@ class _RunLimits(AgentMiddleware):  # type: ignore[type-arg]
     """Counts model calls, stops at the step cap, keeps the prompt within the context, rejects
     malformed tool calls."""
 
-    def __init__(self, log: ToolLog, settings: Settings, deadline: AnswerDeadline) -> None:
+    def __init__(
+        self, log: ToolLog, settings: Settings, deadline: AnswerDeadline, *, training: bool = False
+    ) -> None:
         super().__init__()
+        self.training = training  # which tool set the run offers (llm_tools.TRAINING_TOOLS)
         self.log = log
         self.settings = settings
         self.deadline = deadline
@@ -189,7 +193,7 @@ class _RunLimits(AgentMiddleware):  # type: ignore[type-arg]
         if remaining <= 0:
             raise LLMTimeoutError(f"no answer from the model within {self.settings.llm_timeout:g} s")
         self.calls += 1
-        specs: list[BaseTool | dict[str, Any]] = [*tool_specs()]
+        specs: list[BaseTool | dict[str, Any]] = [*tool_specs(training=self.training)]
         fitted = fit_request(
             request.system_message.text if request.system_message is not None else "",
             specs,
@@ -265,11 +269,15 @@ def run_agent(
     premade = premade or Premade()
     deadline = AnswerDeadline(settings.llm_timeout, settings.llm_max_response_bytes)
     log = ToolLog(lang=language, on_event=on_event)
-    limits = _RunLimits(log, settings, deadline)
+    # A training conversation (or a training answer the app made) gets the training calculator.
+    training = state.tasks == "finetuning" or any(
+        made.tool == "calculate_training" for made in premade.calculations
+    )
+    limits = _RunLimits(log, settings, deadline, training=training)
     slots = {name: getattr(state, name) for name in REMEMBERED_SLOTS}
     agent = create_agent(
         chat_model,
-        build_tools(log, store, hub_from_settings(settings)),
+        build_tools(log, store, hub_from_settings(settings), training=training),
         system_prompt=f"{SYSTEM_PROMPT}\n\n{context_note(language, slots)}",
         middleware=[limits],
     )
@@ -327,12 +335,10 @@ def _premade_messages(premade: Premade, log: ToolLog) -> list[AnyMessage]:
     arithmetic = len(premade.calculations) == 1
     for index, made in enumerate(premade.calculations, start=1):
         call_id = f"app_calc_{index}"
-        calls.append(
-            {"name": "calculate_vram", "args": dict(made.arguments), "id": call_id, "type": "tool_call"}
-        )
+        calls.append({"name": made.tool, "args": dict(made.arguments), "id": call_id, "type": "tool_call"})
         log.record_calculation(call_id, made.result)
         content = json.dumps(compact_result(made.result, arithmetic=arithmetic), ensure_ascii=False)
-        results.append(ToolMessage(content=content, tool_call_id=call_id, name="calculate_vram"))
+        results.append(ToolMessage(content=content, tool_call_id=call_id, name=made.tool))
     if premade.search_query is not None:
         call_id = "app_search_1"
         calls.append(

@@ -282,12 +282,20 @@ def _calculator_block(results: Sequence[SizingResult], lang: str) -> str:
     shown: set[str] = set()  # a card's calculation and the class comparison share most lines
     for result in results:
         written = as_language(lang) or "en"  # the reader's separators: 32.768 and 16,06 in Spanish
-        heading = (
-            f"**{result.model.name} · {result.precision} · {integer(result.context, written)} "
-            f"{llm_text('tokens', lang)} × {result.users} {llm_text('concurrent', lang)}** — "
-            f"{llm_text('weights', lang)} {number(result.weights_gb, written)} GB, "
-            f"{llm_text('total', lang)} {number(result.total_gb, written)} GB. {result.recommendation}"
-        )
+        if result.finetune is not None:  # a training: its recommendation says the micro-batch
+            heading = (
+                f"**{result.model.name} · {llm_text('training_' + result.finetune.method, lang)}** — "
+                f"{llm_text('weights', lang)} {number(result.weights_gb, written)} GB, "
+                f"{llm_text('total', lang)} {number(result.finetune.total_gb, written)} GB "
+                f"{llm_text('per_gpu', lang)}. {result.recommendation}"
+            )
+        else:
+            heading = (
+                f"**{result.model.name} · {result.precision} · {integer(result.context, written)} "
+                f"{llm_text('tokens', lang)} × {result.users} {llm_text('concurrent', lang)}** — "
+                f"{llm_text('weights', lang)} {number(result.weights_gb, written)} GB, "
+                f"{llm_text('total', lang)} {number(result.total_gb, written)} GB. {result.recommendation}"
+            )
         lines.append(f"- {heading}")
         lines += [f"  - {line}" for line in result.arithmetic if line not in shown]
         shown.update(result.arithmetic)

@@ -6,6 +6,9 @@ calculations and passages to the guardrail without any module-level state.
 
 - `calculate_vram(model, precision, context, users, engine?, gpu?, kv_dtype?)` -> the
   `sizing calc --json` object of `tools.calculate_vram`.
+- `calculate_training(model, method, lora_rank?, batch?, seq?, optimizer?, gradient_checkpointing?,
+  gpu?)` -> the training memory per GPU of `tools.calculate_vram` in fine-tuning mode (full, LoRA,
+  QLoRA).
 - `lookup_card_classes(card_class?)` -> the card classes (what each serves honestly, the catch).
 - `search_articles(query)` -> the best article sections, or "sources unavailable".
 - `reverse_search(search=largest_model|longest_context|fewest_gpus|smallest_card, ...)` -> a
@@ -43,6 +46,7 @@ from tools import (
     reverse,
 )
 from tools.errors import SizingError
+from tools.finetune import FinetuneSpec
 from tools.hub import HubLookup
 
 logger = logging.getLogger(__name__)
@@ -121,6 +125,18 @@ class CalculateVramArgs(BaseModel):
     tool_call_id: Annotated[str, InjectedToolCallId]
 
 
+class CalculateTrainingArgs(BaseModel):
+    model: str = Field(description="Model name or bare size.")
+    method: Literal["full", "lora", "qlora"]
+    lora_rank: int = 16
+    batch: int = Field(default=1, description="Micro-batch per GPU.")
+    seq: int = Field(default=2048, description="Tokens per sequence.")
+    optimizer: Literal["adamw", "adamw8bit", "sgd"] = "adamw"
+    gradient_checkpointing: bool = True
+    gpu: str | None = Field(default=None, description="As in calculate_vram.")
+    tool_call_id: Annotated[str, InjectedToolCallId]
+
+
 class LookupCardClassesArgs(BaseModel):
     card_class: str | None = Field(
         default=None, description="A card-class id ('48gb', '80gb', '2x80gb'). Omit to list them all."
@@ -140,9 +156,30 @@ class OfferEngineerArgs(BaseModel):
 HANDOFF_REASON_CHARS = 200
 
 
-def build_tools(log: ToolLog, store: Any | None, hub: HubLookup | None = None) -> list[BaseTool]:
+# The tools a run offers the model. A training conversation trades the serving searches of
+# `reverse_search` for `calculate_training`; either set fits a small local context (4,096 tokens).
+SERVING_TOOLS = (
+    "calculate_vram",
+    "lookup_card_classes",
+    "search_articles",
+    "reverse_search",
+    "offer_engineer",
+)
+TRAINING_TOOLS = (
+    "calculate_vram",
+    "calculate_training",
+    "lookup_card_classes",
+    "search_articles",
+    "offer_engineer",
+)
+
+
+def build_tools(
+    log: ToolLog, store: Any | None, hub: HubLookup | None = None, *, training: bool = False
+) -> list[BaseTool]:
     """The agent's tools for one run, writing what they produce into `log`; `hub` looks up
-    models named by a Hugging Face id (None: catalog and bare sizes only)."""
+    models named by a Hugging Face id (None: catalog and bare sizes only); `training` offers
+    the training calculator in place of the reverse searches (`TRAINING_TOOLS`)."""
     lang = log.lang
 
     def run_calculate_vram(
@@ -188,6 +225,49 @@ def build_tools(log: ToolLog, store: Any | None, hub: HubLookup | None = None) -
         )
         # Without the arithmetic lines: a model may ask for several at once, and the guardrail
         # shows the arithmetic itself when the answer lacks the key numbers.
+        return json.dumps(compact_result(result, arithmetic=False), ensure_ascii=False)
+
+    def run_calculate_training(
+        model: str,
+        method: str,
+        tool_call_id: str,
+        lora_rank: int = 16,
+        batch: int = 1,
+        seq: int = 2048,
+        optimizer: str = "adamw",
+        gradient_checkpointing: bool = True,
+        gpu: str | None = None,
+    ) -> str:
+        what = f"{model} · {method}"
+        log.emit(Step(kind="calculate", title=step_title(lang, "calculate", what), status="running"))
+        try:
+            spec = FinetuneSpec(
+                method=method,
+                lora_rank=lora_rank,
+                batch=batch,
+                seq=seq,
+                optimizer=optimizer,
+                gradient_checkpointing=gradient_checkpointing,
+            )
+            request = SizingRequest(model=model, engine="transformers", finetune=spec, gpu=gpu, lang=lang)
+            result = calculate_vram(request, hub=hub)
+        except (SizingError, ValueError) as error:
+            reason = " ".join(str(error).split())
+            log.emit(
+                Step(
+                    kind="calculate", title=step_title(lang, "calculate", what), detail=reason, status="error"
+                )
+            )
+            return json.dumps({"error": reason})
+        log.record_calculation(tool_call_id, result)
+        log.emit(
+            Step(
+                kind="calculate",
+                title=step_title(lang, "calculate", what),
+                detail=step_title(lang, "calculated", weights=result.weights_gb, total=result.total_gb),
+                status="done",
+            )
+        )
         return json.dumps(compact_result(result, arithmetic=False), ensure_ascii=False)
 
     def run_lookup_card_classes(card_class: str | None = None) -> str:
@@ -246,7 +326,7 @@ def build_tools(log: ToolLog, store: Any | None, hub: HubLookup | None = None) -
             }
         )
 
-    return [
+    tools = [
         StructuredTool.from_function(
             run_calculate_vram,
             name="calculate_vram",
@@ -255,6 +335,12 @@ def build_tools(log: ToolLog, store: Any | None, hub: HubLookup | None = None) -
                 "or card fits, headroom, max concurrent users, and the quantization caveat. Returns JSON."
             ),
             args_schema=CalculateVramArgs,
+        ),
+        StructuredTool.from_function(
+            run_calculate_training,
+            name="calculate_training",
+            description="Fine-tuning memory per GPU (full, LoRA, QLoRA) and which card holds it. Returns JSON.",
+            args_schema=CalculateTrainingArgs,
         ),
         StructuredTool.from_function(
             run_lookup_card_classes,
@@ -276,6 +362,8 @@ def build_tools(log: ToolLog, store: Any | None, hub: HubLookup | None = None) -
             args_schema=OfferEngineerArgs,
         ),
     ]
+    offered = TRAINING_TOOLS if training else SERVING_TOOLS
+    return [tool for tool in tools if tool.name in offered]
 
 
 def compact_result(result: SizingResult, *, arithmetic: bool = True) -> dict[str, Any]:
@@ -285,6 +373,8 @@ def compact_result(result: SizingResult, *, arithmetic: bool = True) -> dict[str
     suggestion); three of them side by side would not fit a small local context. Without
     `arithmetic` it is half as long again: the guardrail shows the arithmetic lines itself
     when the answer lacks the key numbers."""
+    # The sequences a card holds are a training's micro-batch, or a serving's users.
+    sequences = "max_micro_batch" if result.finetune is not None else "max_concurrent_users"
     compact = {
         "model": result.model.name,
         "precision": result.precision,
@@ -301,7 +391,7 @@ def compact_result(result: SizingResult, *, arithmetic: bool = True) -> dict[str
                 "label": option.label,
                 "fits": option.fits,
                 "headroom_gb": option.headroom_gb,
-                "max_concurrent_users": option.max_concurrent_sequences,
+                sequences: option.max_concurrent_sequences,
             }
             for option in result.options
         ],
@@ -312,6 +402,11 @@ def compact_result(result: SizingResult, *, arithmetic: bool = True) -> dict[str
         ],
         "caveat": result.caveat,
     }
+    if result.finetune is not None:  # a training result: its per-GPU breakdown is the answer
+        compact["finetune"] = result.finetune.model_dump()
+        # What only a serving has, and an "overhead" that is every part but the weights here.
+        for serving_only in ("context", "users", "kv_dtype", "kv_cache_gb", "engine", "overhead_gb"):
+            del compact[serving_only]
     if not arithmetic:
         del compact["arithmetic"]
     return compact
@@ -327,14 +422,15 @@ def passages_for_model(passages: list[Any]) -> str:
 
 
 @functools.cache
-def _tool_specs() -> tuple[dict[str, Any], ...]:
-    return tuple(convert_to_openai_tool(tool) for tool in build_tools(ToolLog(lang="en"), None))
+def _tool_specs(training: bool) -> tuple[dict[str, Any], ...]:
+    tools = build_tools(ToolLog(lang="en"), None, training=training)
+    return tuple(convert_to_openai_tool(tool) for tool in tools)
 
 
-def tool_specs() -> list[dict[str, Any]]:
-    """The tools' OpenAI function schemas. They never change, so they are converted once: converting
-    the pydantic schemas on every model call costs about 10 ms each time."""
-    return copy.deepcopy(list(_tool_specs()))
+def tool_specs(*, training: bool = False) -> list[dict[str, Any]]:
+    """The tools' OpenAI function schemas (`build_tools`). They never change, so they are converted
+    once: converting the pydantic schemas on every model call costs about 10 ms each time."""
+    return copy.deepcopy(list(_tool_specs(training)))
 
 
 def sources_of(passages: list[Any]) -> list[Source]:

@@ -29,6 +29,7 @@ from assistant.errors import LLMUnavailableError
 from assistant.guardrail import check
 from assistant.handoff_offer import handoff_for
 from assistant.llm_texts import has_text, llm_text
+from assistant.offline.asked import training_requests
 from assistant.offline.responder import (
     SEARCH_CACHE_SECONDS,
     SEARCH_CACHE_SIZE,
@@ -36,7 +37,13 @@ from assistant.offline.responder import (
     OfflineResponder,
     topic_query,
 )
-from assistant.offline.sizing import Calculations, is_sizing_question, merge_slots, plan_sizing, run_plan
+from assistant.offline.sizing import (
+    is_sizing_question,
+    merge_slots,
+    plan_sizing,
+    run_plan,
+    training_question,
+)
 from assistant.offline.texts import Texts, texts
 from assistant.offline.understanding import Understanding, understand
 from assistant.schemas import (
@@ -53,7 +60,7 @@ from assistant.schemas import (
     StreamEvent,
     TextDelta,
 )
-from tools import SizingResult
+from tools import SizingRequest, SizingResult, calculate_vram
 from tools.errors import SizingError
 from tools.i18n import shortest
 
@@ -301,29 +308,30 @@ class Assistant:
         plan = plan_sizing(state, language, reading)
         if plan is None:
             return None, []
+        words = texts(language)
         try:
-            outcome: Calculations = run_plan(plan)
+            if training_question(reading, state):
+                made = [
+                    PremadeCalculation(
+                        _training_arguments(request), calculate_vram(request), "calculate_training"
+                    )
+                    for request in training_requests(plan).values()
+                ]
+                query = words["search_finetuning"]
+            else:
+                shown = run_plan(plan).shown
+                requests = [*(plan.requests() if plan.gpu else []), *plan.requests(on_card=False)]
+                made = [
+                    PremadeCalculation(_serving_arguments(request), result)
+                    for request, result in zip(requests, shown, strict=True)
+                ]
+                hint = "search_quantized" if any(r.below_16_bit for r in shown) else "search_sizing"
+                query = topic_query(words[hint], shown)
         except SizingError as error:
             # The model hears the visitor and may ask again or call the calculator itself.
             log.info("no premade calculation: %s", error)
             return None, []
-        made = []
-        requests = [*(plan.requests() if plan.gpu else []), *plan.requests(on_card=False)]
-        for request, result in zip(requests, outcome.shown, strict=True):
-            arguments = {
-                "model": request.model,
-                "precision": request.precision,
-                "context": request.context,
-                "users": request.users,
-                "engine": request.engine,
-            }
-            arguments.update(
-                {name: getattr(request, name) for name in ("gpu", "kv_dtype") if getattr(request, name)}
-            )
-            made.append(PremadeCalculation(arguments=arguments, result=result))
-        words = texts(language)
-        hint = "search_quantized" if any(r.below_16_bit for r in outcome.shown) else "search_sizing"
-        query = topic_query(words[hint], outcome.shown)
+        shown = [calculation.result for calculation in made]
         passages: list[Any] = []
         failed = self.store is None
         cached = self._premade_found.get((query, language))
@@ -340,7 +348,10 @@ class Assistant:
                     self._premade_found.clear()
                 self._premade_found[(query, language)] = (time.monotonic(), passages)
         detail = " · ".join(
-            f"{r.model.name} {r.precision} {shortest(r.total_gb, language)} GB" for r in outcome.shown
+            f"{r.model.name} {r.finetune.method} {shortest(r.finetune.total_gb, language)} GB"
+            if r.finetune
+            else f"{r.model.name} {r.precision} {shortest(r.total_gb, language)} GB"
+            for r in shown
         )
         steps = [Step(kind="calculate", title=llm_text("step_premade", language), detail=detail)]
         premade = Premade(
@@ -356,6 +367,8 @@ class Assistant:
         if plan is None:
             return []
         try:
+            if training_question(reading, state):
+                return [calculate_vram(request) for request in training_requests(plan).values()]
             return run_plan(plan).shown
         except SizingError as error:
             log.info("no calculation for the guardrail: %s", error)
@@ -477,3 +490,26 @@ def build_assistant(
 
         chat_model = build_chat_model(settings)
     return Assistant(settings, store, chat_model)
+
+
+def _serving_arguments(request: SizingRequest) -> dict[str, Any]:
+    """A serving request as the arguments of a `calculate_vram` call."""
+    arguments: dict[str, Any] = {
+        "model": request.model,
+        "precision": request.precision,
+        "context": request.context,
+        "users": request.users,
+        "engine": request.engine,
+    }
+    arguments.update({name: getattr(request, name) for name in ("gpu", "kv_dtype") if getattr(request, name)})
+    return arguments
+
+
+def _training_arguments(request: SizingRequest) -> dict[str, Any]:
+    """A training request as the arguments of a `calculate_training` call."""
+    spec = request.finetune
+    assert spec is not None
+    arguments: dict[str, Any] = {"model": request.model, **spec.model_dump(exclude={"targets"})}
+    if request.gpu:
+        arguments["gpu"] = request.gpu
+    return arguments

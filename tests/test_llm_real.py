@@ -158,6 +158,13 @@ def test_the_guardrail_holds_a_follow_up_turn(assistant: Assistant) -> None:
     assert_holds(second.answer, second.calculations, "en", second.mode, second.notice)
 
 
+def test_a_training_question_is_answered_from_the_training_calculator(assistant: Assistant) -> None:
+    reply = assistant.answer("How much memory to LoRA fine-tune Llama 3.1 8B on an L40S, batch 2, seq 4096?")
+    assert reply.calculations and all(r.finetune is not None for r in reply.calculations)
+    assert all((r.finetune.batch, r.finetune.seq) == (2, 4096) for r in reply.calculations if r.finetune)
+    assert_holds(reply.answer, reply.calculations, "en", reply.mode, reply.notice)
+
+
 def test_chat_api_of_the_served_app(llama: LlamaServer, tmp_path: Path) -> None:
     from gradio_client import Client
 

@@ -652,23 +652,9 @@ def answer_finetuning(plan: SizingPlan | None, texts: Texts) -> Asked:
     per-GPU breakdown of the one the question points at, and the defaults it assumed."""
     if plan is None:
         return Asked(lead=[texts["finetune_generic"]])
-    gpu = plan.gpu or (class_card(plan.card_class) if plan.card_class else None)
-    qlora_asked = not plan.side_by_side and plan.precisions[0] in QLORA_PRECISIONS
-    asked = plan.finetune_method or ("qlora" if qlora_asked else "full")
-    methods = (asked, *(method for method in FINETUNE_METHODS if method != asked))
     spec = training_spec(plan)
-    results = {
-        method: calculate(
-            SizingRequest(
-                model=plan.model,
-                engine="transformers",
-                finetune=spec.model_copy(update={"method": method}),
-                gpu=gpu,
-                lang=plan.language,
-            )
-        )
-        for method in methods
-    }
+    results = {method: calculate(request) for method, request in training_requests(plan, spec).items()}
+    methods = tuple(results)
     focus = results[methods[0]]
     rows = [texts["finetune_table_header"], "|---|---|---|---|"]
     verdicts = {}
@@ -719,6 +705,26 @@ def _training_headroom(option: CardOption | None, texts: Texts) -> str:
     if option.gpus > 1:
         return texts.fill("finetune_headroom_all", gb=gb(option.headroom_gb, texts))
     return f"{gb(option.headroom_gb, texts)} GB"
+
+
+def training_requests(plan: SizingPlan, spec: FinetuneSpec | None = None) -> dict[str, SizingRequest]:
+    """The calculator requests of a training answer, one per method, the one asked first (the
+    method named; QLoRA when a 4-bit base is; else full fine-tuning)."""
+    spec = spec or training_spec(plan)
+    gpu = plan.gpu or (class_card(plan.card_class) if plan.card_class else None)
+    qlora_asked = not plan.side_by_side and plan.precisions[0] in QLORA_PRECISIONS
+    asked = plan.finetune_method or ("qlora" if qlora_asked else "full")
+    methods = (asked, *(method for method in FINETUNE_METHODS if method != asked))
+    return {
+        method: SizingRequest(
+            model=plan.model,
+            engine="transformers",
+            finetune=spec.model_copy(update={"method": method}),
+            gpu=gpu,
+            lang=plan.language,
+        )
+        for method in methods
+    }
 
 
 def training_spec(plan: SizingPlan) -> FinetuneSpec:

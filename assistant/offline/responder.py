@@ -23,7 +23,7 @@ from assistant.offline.sizing import (
     merge_slots,
     plan_sizing,
     run_plan,
-    training_followup,
+    training_question,
 )
 from assistant.offline.texts import FaqEntry, Texts, faq_entries, texts
 from assistant.offline.understanding import Understanding, understand
@@ -239,8 +239,8 @@ class OfflineResponder:
         question = reading.question
         if question is None and state.gpu and not state.model:
             question = "largest_model"
-        if question is None and training_followup(reading, state):
-            question = "finetuning"  # "and with rank 8?", "and on an L40S?" after a training question
+        if training_question(reading, state):
+            question = "finetuning"  # also "and with rank 8?", "and on an L40S?" after a training answer
         try:
             if question == "largest_model" and state.gpu:
                 named = bool(state.precision) and state.precision in plan.precisions

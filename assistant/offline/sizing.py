@@ -417,6 +417,11 @@ def training_followup(reading: Understanding, state: ConversationState) -> bool:
     return any(getattr(reading, name) is not None for name in said)
 
 
+def training_question(reading: Understanding, state: ConversationState) -> bool:
+    """The message asks for a training's memory: a fine-tuning question or a training follow-up."""
+    return reading.question == "finetuning" or training_followup(reading, state)
+
+
 def is_sizing_question(reading: Understanding, state: ConversationState) -> bool:
     """Does this message ask for a calculation, given what the conversation already knows?"""
     if not state.model or (reading.reveal_prompt and not reading.names_a_slot):
