@@ -182,29 +182,11 @@ def build_tools(
     the training calculator in place of the reverse searches (`TRAINING_TOOLS`)."""
     lang = log.lang
 
-    def run_calculate_vram(
-        model: str,
-        precision: str,
-        tool_call_id: str,
-        context: int = 8192,
-        users: int = 1,
-        engine: str | None = None,
-        gpu: str | None = None,
-        kv_dtype: str | None = None,
-    ) -> str:
-        users_text = step_title(lang, "users", users=users)
-        what = f"{model} · {precision} · {context:,} tokens · {users_text}"
-        log.emit(Step(kind="calculate", title=step_title(lang, "calculate", what), status="running"))
+    def calculated(what: str, tool_call_id: str, make_request: Callable[[], SizingRequest]) -> str:
+        """One calculator call for the model: its steps, the result recorded for the guardrail, and
+        the compact JSON back, or the error, so the model can correct the argument or ask."""
         try:
-            # Unset optional arguments keep the calculator's own defaults.
-            optional = {"engine": engine, "gpu": gpu, "kv_dtype": kv_dtype}
-            given = {name: value for name, value in optional.items() if value}
-            # A GGUF format with no engine named means llama.cpp / Ollama, not vLLM.
-            given.setdefault("engine", default_engine(precision))
-            request = SizingRequest(
-                model=model, precision=precision, context=context, users=users, lang=lang, **given
-            )
-            result = calculate_vram(request, hub=hub)
+            result = calculate_vram(make_request(), hub=hub)
         except (SizingError, ValueError) as error:  # pydantic's ValidationError is a ValueError
             reason = " ".join(str(error).split())
             log.emit(
@@ -212,7 +194,6 @@ def build_tools(
                     kind="calculate", title=step_title(lang, "calculate", what), detail=reason, status="error"
                 )
             )
-            # Back to the model, so it can correct the argument or ask the visitor.
             return json.dumps({"error": reason})
         log.record_calculation(tool_call_id, result)
         log.emit(
@@ -227,6 +208,32 @@ def build_tools(
         # shows the arithmetic itself when the answer lacks the key numbers.
         return json.dumps(compact_result(result, arithmetic=False), ensure_ascii=False)
 
+    def run_calculate_vram(
+        model: str,
+        precision: str,
+        tool_call_id: str,
+        context: int = 8192,
+        users: int = 1,
+        engine: str | None = None,
+        gpu: str | None = None,
+        kv_dtype: str | None = None,
+    ) -> str:
+        users_text = step_title(lang, "users", users=users)
+        what = f"{model} · {precision} · {context:,} tokens · {users_text}"
+        log.emit(Step(kind="calculate", title=step_title(lang, "calculate", what), status="running"))
+
+        def request() -> SizingRequest:
+            # Unset optional arguments keep the calculator's own defaults.
+            optional = {"engine": engine, "gpu": gpu, "kv_dtype": kv_dtype}
+            given = {name: value for name, value in optional.items() if value}
+            # A GGUF format with no engine named means llama.cpp / Ollama, not vLLM.
+            given.setdefault("engine", default_engine(precision))
+            return SizingRequest(
+                model=model, precision=precision, context=context, users=users, lang=lang, **given
+            )
+
+        return calculated(what, tool_call_id, request)
+
     def run_calculate_training(
         model: str,
         method: str,
@@ -240,35 +247,24 @@ def build_tools(
     ) -> str:
         what = f"{model} · {method}"
         log.emit(Step(kind="calculate", title=step_title(lang, "calculate", what), status="running"))
-        try:
-            spec = FinetuneSpec(
-                method=method,
-                lora_rank=lora_rank,
-                batch=batch,
-                seq=seq,
-                optimizer=optimizer,
-                gradient_checkpointing=gradient_checkpointing,
-            )
-            request = SizingRequest(model=model, engine="transformers", finetune=spec, gpu=gpu, lang=lang)
-            result = calculate_vram(request, hub=hub)
-        except (SizingError, ValueError) as error:
-            reason = " ".join(str(error).split())
-            log.emit(
-                Step(
-                    kind="calculate", title=step_title(lang, "calculate", what), detail=reason, status="error"
-                )
-            )
-            return json.dumps({"error": reason})
-        log.record_calculation(tool_call_id, result)
-        log.emit(
-            Step(
-                kind="calculate",
-                title=step_title(lang, "calculate", what),
-                detail=step_title(lang, "calculated", weights=result.weights_gb, total=result.total_gb),
-                status="done",
-            )
+        return calculated(
+            what,
+            tool_call_id,
+            lambda: SizingRequest(
+                model=model,
+                engine="transformers",
+                finetune=FinetuneSpec(
+                    method=method,
+                    lora_rank=lora_rank,
+                    batch=batch,
+                    seq=seq,
+                    optimizer=optimizer,
+                    gradient_checkpointing=gradient_checkpointing,
+                ),
+                gpu=gpu,
+                lang=lang,
+            ),
         )
-        return json.dumps(compact_result(result, arithmetic=False), ensure_ascii=False)
 
     def run_lookup_card_classes(card_class: str | None = None) -> str:
         classes = card_classes()
