@@ -32,6 +32,9 @@ READINGS = [
     ("ajuste fino completo de llama 3.1 8b con lote de 4 y secuencias de 2048 tokens", (4, 2048, None, None)),
     ("LoRA de qwen2.5 7b, tamaño de lote 16, longitud de secuencia 4096", (16, 4096, None, None)),
     ("qlora de mistral 7b con adamw de 8 bits, sin gradient checkpointing", (None, None, "adamw8bit", False)),
+    # A batch said in words is the same knob.
+    ("full fine-tune of phi-3 mini with a batch of eight", (8, None, None, None)),
+    ("lora de llama 3.1 8b con lote de cuatro y secuencias de 1024 tokens", (4, 1024, None, None)),
 ]
 
 

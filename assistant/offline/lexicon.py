@@ -68,6 +68,7 @@ class Lexicon:
     # Fine-tuning: the method named, the LoRA rank and the training knobs.
     finetune_methods: Pairs
     finetune_rank: re.Pattern[str]
+    train_batch_word: re.Pattern[str]
     train_batch: tuple[re.Pattern[str], ...]
     train_seq: tuple[re.Pattern[str], ...]
     train_optimizer: Pairs

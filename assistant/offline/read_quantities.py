@@ -196,6 +196,7 @@ def find_training(text: str, training: bool, lex: Lexicon) -> tuple[str, Trainin
 
     batch: int | None = None
     seq: int | None = None
+    text = _batch_words_as_digits(text, lex)
     match, global_batch = _micro_batch(lex.train_batch, text)
     if training and global_batch:  # said, but not what a GPU holds: no users either
         text = blank(text, global_batch.start(), global_batch.end())
@@ -222,6 +223,18 @@ def find_training(text: str, training: bool, lex: Lexicon) -> tuple[str, Trainin
             checkpointing, text = said, blank(text, match.start(), match.end())
             break
     return text, TrainingKnobs(batch, seq, optimizer, checkpointing)
+
+
+def _batch_words_as_digits(text: str, lex: Lexicon) -> str:
+    """ "a batch of eight", "lote de cuatro" -> digits, same length kept."""
+
+    def replace(match: re.Match[str]) -> str:
+        number = lex.number_words.get(match.group(2))
+        if number is None:
+            return match.group(0)
+        return match.group(1) + str(number).ljust(len(match.group(2)))
+
+    return lex.train_batch_word.sub(replace, text)
 
 
 # A batch figure that is not the micro-batch: the global one, gradient accumulation's product.
