@@ -44,7 +44,7 @@ def test_contract_names_and_fields() -> None:
     assert set(CardOption.model_fields) == {
         "card_class", "card", "label", "gpus", "usable_gb", "fits", "headroom_gb",
         "max_concurrent_sequences", "decode_tokens_per_s", "serves", "catch", "performance",
-        "reason", "reason_code",
+        "reason", "reason_code", "replicas",
         "required_usable_gb", "total_gb",
     }  # fmt: skip
     dumped = calc(model="llama-3.1-8b").model_dump(mode="json")

@@ -92,3 +92,53 @@ def test_sequences_short_names_how_many_fit() -> None:
     assert not option.fits and 0 < option.max_concurrent_sequences < 8
     assert option.reason_code == "sequences"
     assert f"{option.max_concurrent_sequences} of the 8" in (option.reason or "")
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "users"),
+    [("qwen2.5-7b", "h100-80gb:8", 30), ("qwen2.5-7b", "l40s:6", 9), ("qwen2.5-14b", "a100-80gb:3", 5)],
+)
+def test_heads_that_do_not_split_are_served_as_copies(model: str, gpu: str, users: int) -> None:
+    """vLLM refuses TP 8 for 28 heads, but the same GPUs run copies at a degree that divides them:
+    the plan is on the option, each copy really fits its share, and the speed is the copies'."""
+    result = calculate_vram(SizingRequest(model=model, gpu=gpu, users=users))
+    option = result.options[0]
+    plan = option.replicas
+    assert option.reason_code == "tp_heads" and plan is not None, option
+    card, count = gpu.split(":")
+    assert plan.heads % plan.tensor_parallel == 0 and plan.tensor_parallel < int(count)
+    assert plan.replicas * plan.tensor_parallel + plan.idle_gpus == int(count)
+    assert plan.users_per_replica * plan.replicas >= users
+    copy = calculate_vram(
+        SizingRequest(model=model, gpu=f"{card}:{plan.tensor_parallel}", users=plan.users_per_replica)
+    ).options[0]
+    assert copy.fits and copy.max_concurrent_sequences == plan.max_concurrent_sequences
+    assert f"--data-parallel-size {plan.replicas}" in (option.reason or "") or plan.replicas == 1
+    assert "not as one tensor-parallel model" in result.recommendation
+    # Nothing else is offered: a cheaper cache, a smaller format or more GPUs meet the same split.
+    assert not any("still does not fit" in line for line in result.suggestions), result.suggestions
+    copy_line = next(line for line in result.arithmetic if " copies at tensor parallel " in line)
+    assert f"→ {plan.max_concurrent_sequences} sequences per copy" in copy_line
+    perf = option.performance
+    assert perf is not None and copy.performance is not None
+    # Each user gets one copy's speed; the total is the copies' (30 users on 8 copies of 4: 7.5 copies).
+    share = plan.users_per_replica
+    assert perf.output_tok_s_per_user == copy.performance.output_tok_s_per_user
+    assert perf.output_tok_s_total.best == pytest.approx(
+        copy.performance.output_tok_s_total.best * users / share
+    )
+    assert perf.concurrency.best == pytest.approx(users)
+
+
+def test_no_copy_plan_where_no_valid_degree_holds_the_model() -> None:
+    result = calculate_vram(SizingRequest(model="70b", gpu="h100-80gb:3"))
+    option = result.options[0]
+    assert option.reason_code == "tp_heads" and option.replicas is None
+    assert "copies" not in (option.reason or "")
+
+
+def test_copy_plan_in_spanish() -> None:
+    result = calculate_vram(SizingRequest(model="qwen2.5-7b", gpu="h100-80gb:8", users=30, lang="es"))
+    option = result.options[0]
+    assert option.replicas is not None and "copias independientes" in (option.reason or "")
+    assert "no como un único modelo" in result.recommendation

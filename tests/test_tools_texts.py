@@ -44,7 +44,7 @@ def test_the_loader_reads_the_catalogue() -> None:
 
 def test_every_counted_noun_has_both_forms() -> None:
     nouns = {key.rsplit("_", 1)[0] for key in CATALOGUE if key.endswith(("_one", "_many"))}
-    assert nouns == {"sequence", "concurrent_sequence"}
+    assert nouns == {"sequence", "concurrent_sequence", "gpu"}
     for noun in nouns:
         assert counted(1, noun, "es").startswith("1 ") and counted(2, noun, "en").startswith("2 ")
 

@@ -72,6 +72,9 @@ def recommendation(
             **common,
         )
     labels = ", ".join(ev.option.label for ev in evaluations)
+    if len(evaluations) == 1 and evaluations[0].option.replicas is not None:
+        # The GPUs serve it, as copies: say so rather than "does not fit".
+        return text("rec_replicas", lang, labels=labels, reason=evaluations[0].option.reason, **common)
     if len(evaluations) == 1 and evaluations[0].option.reason_code not in (None, "memory"):
         # Memory alone is not what stops it: the total would contradict the usable figure.
         return text("rec_none_why", lang, labels=labels, reason=evaluations[0].option.reason, **common)
@@ -477,6 +480,10 @@ def suggestions(scenario: Scenario, evaluations: list[Evaluation], gpu: str | No
         out.append(tp_line)
     fitting = [ev for ev in evaluations if ev.option.fits]
     target = fitting[0] if fitting else evaluations[-1]
+    if not fitting and target.option.replicas is not None:
+        # Copies at a valid degree serve it (the reason says how); a cheaper cache, a smaller
+        # format or more GPUs would meet the same split, and the rest is measured on the split.
+        return out
     if not fitting:
         out.extend(_fit_suggestions(scenario, target))
         offload = _offload_line(scenario, target)

@@ -12,7 +12,7 @@ import math
 
 from tools.architecture import Architecture
 from tools.engines import ENGINE_LABELS, VLLM_BLOCK_SIZE, Estimate, llamacpp_sliding_cells
-from tools.evaluation import Evaluation, evaluate, total_bytes
+from tools.evaluation import Evaluation, copy_estimate, evaluate, total_bytes
 from tools.i18n import GB, gb, integer, number
 from tools.kv_cache import KV_BLOCKS, KvLayout, kv_layout
 from tools.scenario import Scenario
@@ -62,6 +62,8 @@ def arithmetic_lines(scenario: Scenario, evaluations: list[Evaluation], referenc
     )
     for ev in evaluations:
         lines.append(_option_line(scenario, ev))
+        if ev.option.replicas is not None:
+            lines.append(_copy_line(scenario, ev))
     lines.append(text("line_units", lang))
     return lines
 
@@ -253,6 +255,29 @@ def _overhead_line(scenario: Scenario, est: Estimate) -> str:
         gpus=est.gpus,
         extra=extra,
         gb=gb(est.overhead_bytes, lang),
+    )
+
+
+def _copy_line(scenario: Scenario, ev: Evaluation) -> str:
+    """The copies vLLM runs when it cannot split the heads over every GPU: one copy's sum."""
+    plan = ev.option.replicas
+    assert plan is not None
+    hw = min(ev.candidate.members, key=lambda member: member.usable_bytes_per_gpu)
+    one, est = copy_estimate(scenario, hw, plan)
+    lang = scenario.lang
+    return text(
+        "line_copy",
+        lang,
+        label=ev.option.label,
+        copies=plan.replicas,
+        tp=plan.tensor_parallel,
+        gpus=counted(plan.tensor_parallel, "gpu", lang),
+        share=integer(plan.users_per_replica, lang),
+        weights=gb(one.weights.bytes + one.extras.weights_bytes, lang),
+        kv=gb(est.kv_bytes_per_sequence * one.users, lang),
+        overhead=gb(est.overhead_bytes, lang),
+        total=gb(total_bytes(one, est), lang),
+        seqs=counted(plan.max_concurrent_sequences, "sequence", lang),
     )
 
 

@@ -23,7 +23,7 @@ from tools.engines import (
 )
 from tools.i18n import GB, Language, gb, integer
 from tools.scenario import Scenario
-from tools.schemas import Card, CardOption
+from tools.schemas import Card, CardOption, ReplicaPlan
 from tools.texts import counted, text
 
 NODE_GPUS = 8  # GPUs in one server (HGX/DGX boards, MI300X platforms)
@@ -121,6 +121,7 @@ def evaluate(scenario: Scenario, candidate: Candidate) -> Evaluation:
     if failing is not None and not worst.fits:
         failing = (worst, worst_hw)
     code, reason = why_not(scenario, *failing) if failing else (None, None)
+    replicas = replica_plan(scenario, failing[1]) if failing and code == "tp_heads" else None
     option = CardOption(
         card_class=candidate.card_class,
         card=candidate.card,
@@ -135,6 +136,7 @@ def evaluate(scenario: Scenario, candidate: Candidate) -> Evaluation:
         catch=candidate.catch.get(lang, ""),
         reason=reason,
         reason_code=code,
+        replicas=replicas,
         required_usable_gb=round(required_usable_bytes(scenario, worst) / GB, 2),
         total_gb=round(total_bytes(scenario, worst) / GB, 2),
     )
@@ -146,6 +148,56 @@ def _utilization_cap(usable_per_gpu: int, outside: int) -> float:
     return math.floor((1 - outside / usable_per_gpu) * 100) / 100
 
 
+def replica_plan(scenario: Scenario, hw: Hardware) -> ReplicaPlan | None:
+    """vLLM refuses a tensor-parallel degree that does not divide the attention heads; the same
+    GPUs still serve the model as independent copies (vLLM's data parallel, or one server per copy
+    behind a load balancer), each at a degree that does, sharing the users. The plan that leaves
+    the fewest GPUs idle, and among those the most copies (each copy's own batch, no all-reduce),
+    whose copy holds its share; None when no degree in one node does."""
+    if scenario.engine != "vllm" or hw.nodes > 1:
+        return None
+    heads = scenario.model.arch.num_heads
+    for idle, tp in sorted((hw.gpus % tp, tp) for tp in range(1, hw.gpus) if heads % tp == 0):
+        copies = hw.gpus // tp
+        share = -(-scenario.users // copies)
+        est = estimate(scenario._replace(users=share), hw._replace(gpus=tp))
+        if est.fits:
+            return ReplicaPlan(
+                tensor_parallel=tp,
+                replicas=copies,
+                users_per_replica=share,
+                idle_gpus=idle,
+                heads=heads,
+                max_concurrent_sequences=est.max_concurrent_sequences,
+                headroom_gb=round(est.headroom_bytes / GB, 2),
+            )
+    return None
+
+
+def copy_estimate(scenario: Scenario, hw: Hardware, plan: ReplicaPlan) -> tuple[Scenario, Estimate]:
+    """One copy of a replica plan: its share of the users on its own GPUs, estimated."""
+    one = scenario._replace(users=plan.users_per_replica)
+    return one, estimate(one, hw._replace(gpus=plan.tensor_parallel))
+
+
+def replica_text(scenario: Scenario, plan: ReplicaPlan, gpus: int) -> str:
+    """The plan in one clause: copies, degree, the vLLM flags, each copy's share and room."""
+    lang = scenario.lang
+    values = {
+        "copies": plan.replicas,
+        "tp": plan.tensor_parallel,
+        "gpus": gpus,
+        "share": integer(plan.users_per_replica, lang),
+        "users": integer(scenario.users, lang),
+        "seqs": counted(plan.max_concurrent_sequences, "concurrent_sequence", lang),
+    }
+    key = "replicas_copies" if plan.replicas > 1 else "replicas_single"
+    sentence = text(key, lang, **values)
+    if plan.idle_gpus:
+        sentence += text("replicas_idle", lang, idle=plan.idle_gpus)
+    return sentence
+
+
 def why_not(scenario: Scenario, est: Estimate, hw: Hardware) -> tuple[str, str]:
     """Why this estimate does not fit, as (code, sentence), with the fix worked out where one exists."""
     lang = scenario.lang
@@ -154,7 +206,9 @@ def why_not(scenario: Scenario, est: Estimate, hw: Hardware) -> tuple[str, str]:
     heads = scenario.model.arch.num_heads
     if est.engine == "vllm" and heads % tp:
         valid = ", ".join(str(n) for n in range(1, 2 * NODE_GPUS + 1) if heads % n == 0)
-        return "tp_heads", text("why_tp_heads", lang, heads=heads, tp=tp, valid=valid)
+        why = text("why_tp_heads", lang, heads=heads, tp=tp, valid=valid)
+        plan = replica_plan(scenario, hw)
+        return "tp_heads", f"{why}; {replica_text(scenario, plan, hw.gpus)}" if plan else why
     if est.engine == "vllm":
         usable = hw.usable_bytes_per_gpu
         outside = CUDA_CONTEXT_BYTES + VLLM_CUDA_GRAPH_BYTES
@@ -234,8 +288,11 @@ __all__ = [
     "Evaluation",
     "accelerator",
     "candidates",
+    "copy_estimate",
     "estimate",
     "evaluate",
+    "replica_plan",
+    "replica_text",
     "required_usable_bytes",
     "total_bytes",
     "why_not",

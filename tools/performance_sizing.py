@@ -23,10 +23,11 @@ from tools.performance import (
 )
 from tools.performance_measured import load_measurements
 from tools.scenario import Scenario, build_scenario
-from tools.schemas import CardOption, Measurement, PerformanceEstimate
+from tools.schemas import Band, CardOption, Measurement, PerformanceEstimate
 from tools.texts import integer, number
 
 if TYPE_CHECKING:
+    from tools.i18n import Language
     from tools.schemas import SizingRequest, SizingResult
 
 MAX_REPLICAS = 16
@@ -72,10 +73,45 @@ def option_performance(
     scenario: Scenario, evaluation: Evaluation, workload: Workload, measured: list[Measurement]
 ) -> PerformanceEstimate | None:
     card, gpus = option_card(evaluation)
+    plan = evaluation.option.replicas
+    if plan is not None:
+        # vLLM refuses the split over every GPU; the copies it runs instead share the load.
+        share = workload._replace(
+            users=max(1, -(-workload.users // plan.replicas)),
+            rate=workload.rate / plan.replicas if workload.rate is not None else None,
+        )
+        one = estimate_performance(
+            scenario, card, plan.tensor_parallel, share, plan.max_concurrent_sequences, measured
+        )
+        if one is None:
+            return None
+        # Fixed users split unevenly (30 over 8 copies: 4 each on 7.5 copies' worth); a rate or a
+        # saturated run loads every copy alike.
+        fixed = workload.rate is None and not workload.saturate
+        return _times(
+            one, workload.users / share.users if fixed else plan.replicas, plan.replicas, scenario.lang
+        )
     if evaluation.option.max_concurrent_sequences < 1:
         return None
     return estimate_performance(
         scenario, card, gpus, workload, evaluation.option.max_concurrent_sequences, measured
+    )
+
+
+def _times(one: PerformanceEstimate, factor: float, copies: int, lang: Language) -> PerformanceEstimate:
+    """One copy's estimate as the whole option's: `factor` copies' worth of sequences, tokens and
+    requests."""
+
+    def scaled(band: Band) -> Band:
+        return Band(low=band.low * factor, best=band.best * factor, high=band.high * factor)
+
+    return one.model_copy(
+        update={
+            "concurrency": scaled(one.concurrency),
+            "output_tok_s_total": scaled(one.output_tok_s_total),
+            "requests_per_s": scaled(one.requests_per_s),
+            "basis_detail": perf_text("perf_copies", lang, copies=copies, detail=one.basis_detail),
+        }
     )
 
 

@@ -165,6 +165,20 @@ class ModelInfo(BaseModel):
     reference_note: str | None = None
 
 
+class ReplicaPlan(BaseModel):
+    """How a vLLM option that cannot split the heads over all its GPUs serves the request anyway:
+    independent copies, each at a tensor-parallel degree that divides the heads, sharing the users."""
+
+    tensor_parallel: int
+    replicas: int
+    users_per_replica: int
+    idle_gpus: int
+    heads: int  # the attention heads the degree must divide
+    # One copy's room and headroom with its share of the users.
+    max_concurrent_sequences: int
+    headroom_gb: float
+
+
 class CardOption(BaseModel):
     """The verdict for one card class (or one requested card) at this request."""
 
@@ -184,6 +198,8 @@ class CardOption(BaseModel):
     # reason_code: tp_heads, vllm_slack, utilization (raise it), sequences, memory.
     reason: str | None = None
     reason_code: str | None = None
+    # reason_code tp_heads: the copies at a valid degree that hold the users, when some do.
+    replicas: ReplicaPlan | None = None
     # Card memory this option must offer (its engine's reserve included): the figure verdicts quote.
     required_usable_gb: float | None = None
     # The request's memory on this option (weights, KV for every user, its engine's overhead on its
