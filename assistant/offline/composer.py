@@ -47,6 +47,32 @@ def focus_option(result: SizingResult, plan: SizingPlan) -> CardOption | None:
     return recommended_option(result)
 
 
+def serves(option: CardOption | None) -> bool:
+    """It fits, or vLLM serves it there as copies at a degree that divides the heads."""
+    return option is not None and (option.fits or option.replicas is not None)
+
+
+def copies_sentence(result: SizingResult, option: CardOption, texts: Texts) -> str:
+    """Yes, as copies: how many, at which degree, why not as one model, each copy's share and room."""
+    plan = option.replicas
+    assert plan is not None
+    idle = texts.fill("copies_idle", idle=count(plan.idle_gpus, texts)) if plan.idle_gpus else ""
+    return texts.fill(
+        "verdict_copies" if plan.replicas > 1 else "verdict_copies_one",
+        model=model_label(result),
+        precision=precision_label(result.precision, texts),
+        card=option.label,
+        copies=count(plan.replicas, texts),
+        tp=plan.tensor_parallel,
+        heads=plan.heads,
+        gpus=count(option.gpus, texts),
+        share=count(plan.users_per_replica, texts),
+        users=users_label(result.users, texts),
+        seqs=users_short(plan.max_concurrent_sequences, texts),
+        idle=idle,
+    )
+
+
 def recommended_option(result: SizingResult) -> CardOption | None:
     for option in result.options:
         if result.recommended and result.recommended in (option.card_class, option.card):
@@ -66,6 +92,8 @@ def _headline(result: SizingResult, class_result: SizingResult, plan: SizingPlan
     if option is None:
         nothing = texts.fill("headline_nothing_fits", **common)
         return f"{nothing} {_beyond_table(result.alternatives, texts)}".strip()
+    if option.replicas is not None and not option.fits:
+        return copies_sentence(result, option, texts)
     if option.fits:
         return texts.fill(
             "headline_fits",
@@ -133,7 +161,7 @@ def _options_table(result: SizingResult, texts: Texts) -> list[str]:
                 "options_row",
                 label=option.label,
                 usable_gb=gb(option.usable_gb, texts),
-                fits=texts["fits_yes"] if option.fits else texts["fits_no"],
+                fits=fits_cell(option, texts),
                 headroom_gb=gb(option.headroom_gb, texts),
                 max_users=count(shown_max_users(option, result.users), texts),
             )
@@ -141,9 +169,21 @@ def _options_table(result: SizingResult, texts: Texts) -> list[str]:
     return rows
 
 
+def fits_cell(option: CardOption, texts: Texts) -> str:
+    if option.fits:
+        return texts["fits_yes"]
+    plan = option.replicas
+    if plan is not None:
+        return texts.fill("fits_copies", copies=count(plan.replicas, texts), tp=plan.tensor_parallel)
+    return texts["fits_no"]
+
+
 def shown_max_users(option: CardOption, users: int) -> int:
     """Max users beside a verdict: when the KV cache holds every user but the card still does not
-    fit (the engine's own reservations), no number of users fits, so 0 — never "5" beside "does not fit"."""
+    fit (the engine's own reservations), no number of users fits, so 0 — never "5" beside "does not fit".
+    Served as copies: what the copies hold between them."""
+    if option.replicas is not None and not option.fits:
+        return option.replicas.replicas * option.replicas.max_concurrent_sequences
     if not option.fits and option.max_concurrent_sequences >= users:
         return 0
     return option.max_concurrent_sequences
@@ -160,7 +200,7 @@ def _side_by_side_table(results: Sequence[SizingResult], plan: SizingPlan, texts
                 weights_gb=gb(result.weights_gb, texts),
                 total_gb=gb(result.total_gb, texts),
                 option=option.label if option else "—",
-                fits=texts["fits_yes"] if option and option.fits else texts["fits_no"],
+                fits=fits_cell(option, texts) if option else texts["fits_no"],
                 headroom_gb=gb(option.headroom_gb, texts) if option else "—",
                 max_users=count(shown_max_users(option, result.users), texts) if option else "0",
                 note=_cell(_row_note(result, option, texts)),
@@ -173,7 +213,9 @@ def _row_note(result: SizingResult, option: CardOption | None, texts: Texts) -> 
     """One short note on this precision's verdict, from this result alone: why this option, or
     what would hold it when nothing in the table does; plus a pointer to the caveat below 16 bits."""
     notes: list[str] = []
-    if option is not None and option.fits:
+    if option is not None and option.replicas is not None and not option.fits:
+        notes.append(texts.fill("note_copies", heads=option.replicas.heads, gpus=count(option.gpus, texts)))
+    elif option is not None and option.fits:
         smaller = [other for other in result.options[: result.options.index(option)] if not other.fits]
         if smaller:
             notes.append(
@@ -319,8 +361,7 @@ def _recommended_precision(results: Sequence[SizingResult], plan: SizingPlan) ->
     it; otherwise the one that fits the smallest card class, at the highest precision there."""
     if plan.gpu or plan.card_class:
         for result in results:
-            option = focus_option(result, plan)
-            if option is not None and option.fits:
+            if serves(focus_option(result, plan)):
                 return result
         return None
     ranked = []
@@ -352,6 +393,9 @@ def _fit_verdict(results: Sequence[SizingResult], plan: SizingPlan, texts: Texts
     if top_option is None:
         return ""
     common = {"model": model_label(top), "card": top_option.label}
+    copies = next(((result, option) for result, option in verdicts if option and serves(option)), None)
+    if not fitting and copies is not None and copies[1] is not None:
+        return copies_sentence(copies[0], copies[1], texts)
     if not fitting:
         low, low_option = verdicts[-1]
         short = -low_option.headroom_gb if low_option else 0.0
