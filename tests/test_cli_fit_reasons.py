@@ -22,3 +22,14 @@ def test_spanish_table_names_the_heads() -> None:
 def test_fitting_options_print_no_reason_section() -> None:
     result = calculate_vram(SizingRequest(model="llama-3.1-8b", gpu="h100-80gb"))
     assert "Why it does not fit" not in render_table(result)
+
+
+def test_an_option_served_as_copies_is_not_a_no() -> None:
+    result = calculate_vram(SizingRequest(model="qwen2.5-7b", gpu="h100-80gb:8", users=30))
+    option = result.options[0]
+    assert not option.fits and option.replicas is not None
+    table = render_table(result)
+    row = table.splitlines()[4]
+    assert "as 8 copies" in row and f"+{option.replicas.headroom_gb:.2f}" in row
+    assert f" {8 * option.replicas.max_concurrent_sequences} " in row
+    assert "Why it does not fit" not in table and "as copies" in table.split("Recommendation:", 1)[1]

@@ -178,3 +178,19 @@ def test_the_verdict_table_speed_is_the_serving_estimate_per_user_with_its_range
             band = option.performance.output_tok_s_per_user
             cell = f"{format_number(band.best, 'en')} ({format_number(band.low, 'en')}–{format_number(band.high, 'en')})"
             assert cell in markdown
+
+
+@pytest.mark.parametrize(
+    ("lang", "heading", "cell"),
+    [("en", "Serves as copies", "as 8 copies"), ("es", "Sirve como copias", "como 8 copias")],
+)
+def test_a_model_whose_heads_do_not_split_is_shown_as_copies(lang: str, heading: str, cell: str) -> None:
+    inputs = CalculatorInputs(model="qwen2.5-7b", context=8192, users=30, card="h100-80gb", card_count=8)
+    view = calculator_view(inputs, lang)
+    option = next(o for o in view.result.options if o.replicas is not None)
+    lines = view.verdict_markdown.splitlines()
+    assert heading in lines[0] and "8 × " in lines[0] and "✗" not in lines[0], lines[0]
+    row = next(line for line in lines if line.startswith("| ") and option.label in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cell in cells[2] and "+" in cells[2]  # each copy's room, not the refused layout's
+    assert cells[3] == str(option.replicas.replicas * option.replicas.max_concurrent_sequences)

@@ -353,14 +353,20 @@ def render_table(result: SizingResult) -> str:
         header = f"{model.name} · {ft.method} · {ft.optimizer} · {ft.batch} × {integer(ft.seq, lang)} tokens"
     rows = [tuple(CLI.text(key, lang) for key in _HEADERS)]
     for o in result.options:
+        fits, headroom, sequences = (yes if o.fits else no), o.headroom_gb, o.max_concurrent_sequences
+        if not o.fits and o.replicas is not None:
+            # The layout asked for is refused; the same GPUs serve it as copies: each copy's room, all their sequences.
+            plan = o.replicas
+            fits = CLI.text("fits_copies", lang, copies=plan.replicas)
+            headroom, sequences = plan.headroom_gb, plan.replicas * plan.max_concurrent_sequences
         rows.append(
             (
                 o.label,
                 str(o.gpus),
                 number(o.usable_gb, lang),
-                yes if o.fits else no,
-                ("+" if o.headroom_gb >= 0 else "") + number(o.headroom_gb, lang),
-                str(o.max_concurrent_sequences),
+                fits,
+                ("+" if headroom >= 0 else "") + number(headroom, lang),
+                str(sequences),
                 *_speed_cells(o.performance, lang),
             )
         )
@@ -383,7 +389,8 @@ def render_table(result: SizingResult) -> str:
     for o in result.options:
         if o.serves:
             parts.append(f"  {o.label}: {o.serves} — {o.catch}")
-    reasons = [f"  {o.label}: {o.reason}" for o in result.options if o.reason and not o.fits]
+    # An option served as copies is not a "does not fit": the recommendation says how it is served.
+    reasons = [f"  {o.label}: {o.reason}" for o in result.options if o.reason and not o.fits and o.replicas is None]
     if reasons:
         parts += ["", f"{why}:", *reasons]
     if result.caveat:

@@ -385,8 +385,14 @@ def verdict_markdown(result: SizingResult, lang: Lang) -> str:
         (o for o in result.options if result.recommended and (o.card_class or o.card) == result.recommended),
         None,
     )
+    copies = next((o for o in result.options if o.replicas is not None), None)
     if recommended is not None:
         heading = "✓ " + text("verdict_fits", lang, label=recommended.label)
+    elif copies is not None and copies.replicas is not None:
+        plan = copies.replicas
+        heading = "✓ " + text(
+            "verdict_copies", lang, label=copies.label, copies=plan.replicas, tp=plan.tensor_parallel
+        )
     else:
         heading = "✗ " + text("verdict_none", lang)
     lines = [f"### {heading}", "", result.recommendation.strip(), ""]
@@ -398,10 +404,16 @@ def verdict_markdown(result: SizingResult, lang: Lang) -> str:
     for option in result.options:
         headroom = format_number(option.headroom_gb, lang, 1, sign=True)
         fits = f"✓ {headroom} GB" if option.fits else f"✗ {headroom} GB"
+        sequences = option.max_concurrent_sequences
+        if not option.fits and option.replicas is not None:
+            plan = option.replicas
+            each = format_number(plan.headroom_gb, lang, 1, sign=True)
+            fits = "✓ " + text("fits_copies", lang, copies=plan.replicas, headroom=each)
+            sequences = plan.replicas * plan.max_concurrent_sequences
         decode = _speed_cell(option, lang)
         name = f"**{_md_cell(option.label)}**" if option is recommended else _md_cell(option.label)
         cells = [name, f"{format_number(option.usable_gb, lang, 1)} GB", fits]
-        cells += [format_number(option.max_concurrent_sequences, lang)] + ([decode] if with_speed else [])
+        cells += [format_number(sequences, lang)] + ([decode] if with_speed else [])
         lines.append("| " + " | ".join(cells) + " |")
     if recommended is not None and (recommended.serves or recommended.catch):
         lines.append("")
