@@ -390,7 +390,9 @@ def render_table(result: SizingResult) -> str:
         if o.serves:
             parts.append(f"  {o.label}: {o.serves} — {o.catch}")
     # An option served as copies is not a "does not fit": the recommendation says how it is served.
-    reasons = [f"  {o.label}: {o.reason}" for o in result.options if o.reason and not o.fits and o.replicas is None]
+    reasons = [
+        f"  {o.label}: {o.reason}" for o in result.options if o.reason and not o.fits and o.replicas is None
+    ]
     if reasons:
         parts += ["", f"{why}:", *reasons]
     if result.caveat:
