@@ -32,6 +32,13 @@ def _plan(*messages: str):
         ("no gpu, just 32gb ddr4 ram, can it run phi-4?", "cpu-ddr4-32gb"),
         ("un pc sin tarjeta grafica con 64 gb, qwen 2.5 7b", "cpu-ddr5-64gb"),
         ("cpu only box for mistral 7b", "cpu-ddr5-64gb"),
+        # The memory said picks that configuration of the chip, wherever it is written.
+        ("¿me cabe llama 3.1 8b en un mac m2 max de 32 gb?", "apple-m2-max-32gb"),
+        ("qwen2.5 32b on my macbook pro m3 max 36gb?", "apple-m3-max-36gb"),
+        ("will llama 3.3 70b q4 run on an M2 Ultra with 64GB?", "apple-m2-ultra-64gb"),
+        ("macbook air m4 24gb, can it run mistral 7b?", "apple-m4-24gb"),
+        ("m1 pro 16gb llama 3.1 8b q4?", "apple-m1-pro-16gb"),
+        ("tengo un macbook m4 pro de 48 gb, ¿qué tal gemma 3 27b?", "apple-m4-pro-48gb"),
     ],
 )
 def test_apple_and_cpu_hosts_are_catalog_entries_sized_with_llamacpp_q4(message: str, card: str) -> None:
@@ -212,3 +219,23 @@ def test_never_an_int8_request_on_a_llamacpp_host(message: str) -> None:
 @pytest.mark.parametrize("message", ["q modelo me entra en una 4090", "k modelo puedo usar con 24gb"])
 def test_the_texting_abbreviation_of_que_still_asks_for_the_largest_model(message: str) -> None:
     assert understand(message).question == "largest_model"
+
+
+@pytest.mark.parametrize(
+    ("message", "lang", "words"),
+    [
+        ("is an m2 max 48gb enough for qwen2.5 14b?", "en", ("M2 Max with 48 GB", "a 48 GB GPU")),
+        ("mi rtx 4090 de 48gb aguanta llama 3.1 70b q4?", "es", ("RTX 4090 con 48 GB", "una GPU de 48 GB")),
+    ],
+)
+def test_a_memory_the_card_does_not_come_in_is_said(message: str, lang: str, words: tuple[str, str]) -> None:
+    reading = understand(message)
+    said = [n for n in reading.notes if n.key == "card_memory_unknown"]
+    assert len(said) == 1 and all(w in said[0].text(lang) for w in words), said
+
+
+@pytest.mark.parametrize(
+    "message", ["rtx 4090 24gb for llama 3.1 8b", "a100 de 40gb para qwen2.5 7b", "h200 141gb llama 70b"]
+)
+def test_the_memory_a_card_comes_in_needs_no_note(message: str) -> None:
+    assert "card_memory_unknown" not in [n.key for n in understand(message).notes]

@@ -61,6 +61,8 @@ _CARD_NOISE = re.compile(r"\b(?:nvidia|amd|instinct|geforce|rtx|pcie|sxm\d?|nvl|
 
 
 MIB = 1024 * 1024
+# An Apple chip as people name it: "m4", "m3 max", "m2 ultra".
+_APPLE_CHIP = re.compile(r"\bm\d+(?: (?:pro|max|ultra))?\b")
 
 
 @lru_cache(maxsize=1)
@@ -96,6 +98,9 @@ def catalog() -> Catalog:
             keyed_cards.setdefault(key, []).append(entry_card)
         short = re.sub(r"\s+", " ", _CARD_NOISE.sub(" ", card_key(card.name))).strip()
         derived.append((short, entry_card))
+        chip = _APPLE_CHIP.search(card_key(card.name)) if card.kind == "apple" else None
+        if chip:  # every memory of a chip shares its name: "m2 ultra with 64gb" picks the 64 GB one
+            derived.append((chip.group(0), entry_card))
     spelled = frozenset(keyed_cards)
     # Names the catalog spells out come first under a key, short names derived here after them:
     # "H100" is the catalog's alias of the SXM card, though "H100 NVL" also shortens to "h100".

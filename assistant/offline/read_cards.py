@@ -72,6 +72,11 @@ def find_cards(
             memory = lex.card_memory.search(text[match.end() : match.end() + 16])
             if memory:  # "RTX 4090 de 24GB": the memory repeats the card, it is not a second card
                 start = match.end() + memory.start()
+                said_gb = float(memory.group(2))
+                joined = _MEMORY_JOIN.fullmatch(text[match.end() : start])
+                if joined and not any(said_gb == other.memory_gb for other in cards):
+                    name = re.sub(r"\s*\(\d+ GB\)", "", card.label)
+                    notes.append(note("card_memory_unknown", written=f"{memory.group(2)} GB", card=name))
                 text = blank(text, start, match.end() + memory.end())
             if count_match:
                 start = max(0, match.start() - 12) + count_match.start()
@@ -103,6 +108,8 @@ def find_cards(
     return text, unique
 
 
+# What may sit between a card's name and its memory: "4090 48gb", "m2 max de 32 gb", "m2 ultra with 64GB".
+_MEMORY_JOIN = re.compile(r"[\s\-(,]*(?:de|with|con|of|w/)?[\s(]*")
 _FRACTION_COUNT = re.compile(r"(?<![\w.,])(\d+[.,]\d+)\s*(?:x|\*)?\s*$")
 
 
