@@ -291,6 +291,8 @@ def escalation(plan: SizingPlan, result: SizingResult, texts: Texts) -> list[str
         ]
     if not plan.gpu or option is None or option.fits:
         return []
+    if option.reason_code in ("vllm_slack", "utilization"):
+        return []  # the fix is a flag on the same card (the reason says which), not more cards
     card = plan.gpu.partition(":")[0]
     found = fewest_gpus(request_for(plan, result.precision), card)
     if found.result is None or found.count is None:
@@ -619,7 +621,7 @@ def _compare_outcome(
     if len(fitting) == 1:
         winner = fitting[0]
         loser = next(pair for pair in evaluated if pair is not winner)
-        figures = {"short_gb": gb(max(0.0, -loser[1].headroom_gb), texts)}
+        figures = {"why": composer.why_not(loser[1], texts)}
         return texts.fill(one_fits, winner=name(winner), loser=name(loser), **figures, **shared), winner
     if fitting:
         winner = better(fitting)
@@ -636,9 +638,9 @@ def _compare_outcome(
     sentence = texts.fill(
         none_fits,
         first=name(first),
-        first_short=gb(-first[1].headroom_gb, texts),
+        first_why=composer.why_not(first[1], texts),
         second=name(second),
-        second_short=gb(-second[1].headroom_gb, texts),
+        second_why=composer.why_not(second[1], texts),
         **shared,
     )
     return sentence, winner

@@ -119,14 +119,10 @@ def _headline(result: SizingResult, class_result: SizingResult, plan: SizingPlan
             best=best_text,
             **common,
         ).strip()
-    if option.headroom_gb > -0.005:  # short by less than the printed precision
+    if -0.005 < option.headroom_gb < 0.005 and not option.reason:  # short by less than the printed precision
         return texts.fill("headline_no_fit_tight", option=option.label, best=best_text, **common).strip()
     return texts.fill(
-        "headline_no_fit",
-        option=option.label,
-        short_gb=gb(-option.headroom_gb, texts),
-        best=best_text,
-        **common,
+        "headline_no_fit", option=option.label, why=why_not(option, texts), best=best_text, **common
     ).strip()
 
 
@@ -222,7 +218,7 @@ def _row_note(result: SizingResult, option: CardOption | None, texts: Texts) -> 
                 texts.fill(
                     "note_smaller_short",
                     option=smaller[-1].label,
-                    short_gb=gb(-smaller[-1].headroom_gb, texts),
+                    why=why_not(smaller[-1], texts),
                 )
             )
         elif len(result.options) > 1:
@@ -398,10 +394,13 @@ def _fit_verdict(results: Sequence[SizingResult], plan: SizingPlan, texts: Texts
         return copies_sentence(copies[0], copies[1], texts)
     if not fitting:
         low, low_option = verdicts[-1]
+        precision = precision_label(low.precision, texts)
+        if low_option is not None and low_option.headroom_gb >= 0 and low_option.reason:
+            # Memory to spare, refused for another reason (vLLM's slack, the sequences asked).
+            reason = low_option.reason.rstrip(".")
+            return texts.fill("verdict_no_reason", precision=precision, reason=reason, **common)
         short = -low_option.headroom_gb if low_option else 0.0
-        return texts.fill(
-            "verdict_no", precision=precision_label(low.precision, texts), gb=gb(short, texts), **common
-        )
+        return texts.fill("verdict_no", precision=precision, gb=gb(short, texts), **common)
     best, option = fitting[0]
     found = {
         "precision": precision_label(best.precision, texts),
@@ -414,9 +413,16 @@ def _fit_verdict(results: Sequence[SizingResult], plan: SizingPlan, texts: Texts
     return texts.fill(
         "verdict_yes_lower",
         top=precision_label(top.precision, texts),
-        short_gb=gb(-top_option.headroom_gb, texts),
+        why=why_not(top_option, texts),
         **found,
     )
+
+
+def why_not(option: CardOption, texts: Texts) -> str:
+    """The memory an option lacks, or, with memory to spare, the engine's reason it does not fit."""
+    if option.headroom_gb < 0 or not option.reason:
+        return texts.fill("short_by", gb=gb(-option.headroom_gb, texts))
+    return option.reason.rstrip(".")
 
 
 def most_compressed(results: Sequence[SizingResult]) -> SizingResult | None:

@@ -1,0 +1,29 @@
+"""An option with memory to spare that the engine still refuses (vLLM's slack too small for the
+CUDA context and graphs) is answered with the engine's reason and its fix, never as "X GB short"
+with a zero or negative X, and never with more cards as the way out."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conversation_scoring import _assistant, recording_store
+
+CASES = [
+    ("en", "llama 3.1 8b int4 on rtx 3060 12gb"),
+    ("en", "rtx 3060 12gb llama 3.1 8b"),
+    ("es", "¿llama 3.1 8b a 4 bits en una rtx 3060 de 12gb?"),
+    ("en", "rtx 3060 12gb or rtx 4060 ti 16gb for llama 3.1 8b int4 on vllm?"),
+]
+
+
+@pytest.mark.parametrize(("lang", "question"), CASES)
+def test_the_reason_and_its_flag_lead_the_answer(lang: str, question: str) -> None:
+    reply = _assistant(recording_store()).answer(question)
+    lead = reply.answer.split("<details")[0].strip().split("\n\n")[0]
+    assert "--gpu-memory-utilization 0.89" in lead, lead
+    assert not re.search(r"-\d+[.,]\d+ GB|\b0[.,]00 GB", lead), lead
+    assert "RTX 3060" in lead and "64×" not in lead and "Not even" not in lead and "Ni siquiera" not in lead
+    if lang == "es":
+        assert "faltan" not in lead and "cabe" in lead
