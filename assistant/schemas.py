@@ -70,6 +70,10 @@ class ConversationState(BaseModel):
     """
 
     model: str | None = Field(default=None, description="Catalog id, alias or bare size ('70b').")
+    family: str | None = Field(
+        default=None,
+        description="A model family named with no size ('llama', 'qwen 2.5'), until a model is chosen.",
+    )
     precision: str | None = Field(default=None, description="A tools.PRECISIONS id ('int4', 'bf16'...).")
     tasks: str | None = Field(
         default=None, description="Workload id ('rag', 'chat', 'code', 'reasoning'...)."

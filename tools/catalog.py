@@ -56,7 +56,8 @@ def _catalog() -> tuple[dict[str, _Entry], dict[str, str], tuple[str, ...]]:
     index: dict[str, str] = {}
     for raw in doc["models"]:
         entries[raw["id"]] = _Entry(raw, architecture_from_config(raw["config"]))
-        for name in (raw["id"], raw["name"], *raw.get("aliases", [])):
+        released = [name for names in raw.get("released_as", {}).values() for name in names]
+        for name in (raw["id"], raw["name"], *raw.get("aliases", []), *released):
             index.setdefault(_normalise(name), raw["id"])
             if "/" in name:
                 index.setdefault(_normalise(name.rsplit("/", 1)[1]), raw["id"])
@@ -100,6 +101,18 @@ def release_precisions() -> dict[str, str]:
         model_id: entry.raw["release_precision"]["precision"]
         for model_id, entry in entries.items()
         if "release_precision" in entry.raw
+    }
+
+
+def released_as() -> dict[str, tuple[str, str]]:
+    """Each spelling of a model published with a catalog entry's architecture and weight format
+    (models.json `released_as`) -> (that entry's id, the published model's name)."""
+    entries, _, _ = _catalog()
+    return {
+        spelling: (model_id, name)
+        for model_id, entry in entries.items()
+        for name, spellings in entry.raw.get("released_as", {}).items()
+        for spelling in (name, *spellings)
     }
 
 

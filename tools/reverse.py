@@ -11,6 +11,8 @@ reverse answer carries the same checkable arithmetic as a forward one. Pure: pyd
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from pydantic import BaseModel
 
 from tools.calculator import calculate_vram
@@ -79,12 +81,15 @@ def _verdict(request: SizingRequest, scenario: Scenario | None = None) -> bool:
     return all(evaluate(scenario, option).option.fits for option in options[:1])
 
 
-def largest_model(gpu: str, request: SizingRequest | None = None) -> LargestModel:
+def largest_model(
+    gpu: str, request: SizingRequest | None = None, among: Collection[str] | None = None
+) -> LargestModel:
     """The catalog model with the most parameters that fits `gpu` at the request's precision,
-    context, users and engine (the request's model is ignored)."""
+    context, users and engine (the request's model is ignored); `among`: only these catalog ids
+    (a family)."""
     base = request or SizingRequest()
     best: tuple[int, str, SizingResult] | None = None
-    models = list_models()
+    models = [info for info in list_models() if among is None or info.id in among]
     for info in models:
         if best and info.params <= best[0]:
             continue

@@ -18,7 +18,8 @@ from typing import Any
 from assistant.offline import composer
 from assistant.offline.composer import count, gb, precision_label, users_label, users_short
 from assistant.offline.lexicon import load_yaml
-from assistant.offline.sizing import Calculations, SizingPlan, calculate, head_count_share
+from assistant.offline.read_models import family_label, family_members
+from assistant.offline.sizing import Calculations, SizingPlan, calculate, head_count_share, native_formats
 from assistant.offline.texts import Texts
 from assistant.offline.understanding import Understanding
 from tools import CardOption, SizingRequest, SizingResult, card_classes, default_engine, list_cards
@@ -389,29 +390,37 @@ GIB = 2**30
 # --------------------------------------------------------------------------- reverse questions
 
 
-def answer_largest(plan: SizingPlan, gpu: str, precision_named: bool, texts: Texts) -> Asked:
-    """The largest catalog model that fits the card; with no precision named, the largest at each
-    of the common precisions too (llama.cpp's Q4_K_M where no 4-bit vLLM format fits)."""
+def answer_largest(
+    plan: SizingPlan, gpu: str, precision_named: bool, texts: Texts, family: str | None = None
+) -> Asked:
+    """The largest catalog model that fits the card (of the family named, if one was); with no
+    precision named, the largest at each of the common precisions too (llama.cpp's Q4_K_M where
+    no 4-bit vLLM format fits). Where the family's largest does not fit, how many cards it needs."""
+    among = {model.model_id for model in family_members(family)} if family else None
+    scope = {"family": family_label(family)} if family else {}
+    suffix = "_family" if family else ""
     precisions = (plan.precisions[0],) if precision_named else LARGEST_PRECISIONS
-    found = _largest_each(plan, gpu, precisions, plan.engine)
+    found = _largest_each(plan, gpu, precisions, plan.engine, among)
     if not precision_named and found["int4"] is None and not plan.engine:
-        found = _largest_each(plan, gpu, GGUF_PRECISIONS, "llamacpp")
+        found = _largest_each(plan, gpu, GGUF_PRECISIONS, "llamacpp", among)
     fitting = [result for result in found.values() if result is not None]
+    beyond = _family_beyond(plan, gpu, family, fitting, texts) if family else []
     if not fitting:
         lead = texts.fill(
-            "lead_largest_none",
+            f"lead_largest_none{suffix}",
             card=card_label(gpu, texts.language),
             precision=precision_label(precisions[-1], texts),
             users=users_label(plan.users, texts),
             context=count(plan.context, texts),
+            **scope,
         )
-        return Asked(lead=[lead])
+        return Asked(lead=[lead, *beyond])
     result = max(fitting, key=lambda each: each.model.params)
     option = result.options[0]
-    lead = texts.fill("lead_largest", **_common(result, option, texts))
+    lead = texts.fill(f"lead_largest{suffix}", **_common(result, option, texts), **scope)
     settles = {"model": result.model.id, "precision": result.precision}
     if precision_named:
-        return Asked(lead=[lead], results=[result], block=result, settles=settles)
+        return Asked(lead=[lead, *beyond], results=[result], block=result, settles=settles)
     each_fits = [
         texts.fill("largest_at", model=at.model.name, precision=precision_label(each, texts))
         if at is not None
@@ -419,11 +428,12 @@ def answer_largest(plan: SizingPlan, gpu: str, precision_named: bool, texts: Tex
         for each, at in found.items()
     ]
     lead = texts.fill(
-        "lead_largest_each",
+        f"lead_largest_each{suffix}",
         card=card_label(gpu, texts.language),
         users=users_label(plan.users, texts),
         context=count(plan.context, texts),
         each=texts["note_list_sep"].join(each_fits),
+        **scope,
     )
     rows = [texts["largest_table_header"], "|---|---|---|---|---|"]
     for each, at in found.items():
@@ -431,7 +441,48 @@ def answer_largest(plan: SizingPlan, gpu: str, precision_named: bool, texts: Tex
             rows.append(f"| {precision_label(each, texts)} | {texts['largest_none_short']} | — | — | — |")
         else:
             rows.append(texts.fill("largest_table_row", **_common(at, at.options[0], texts)))
-    return Asked(lead=[lead], results=[result], block=result, settles=settles, table=rows)
+    return Asked(lead=[lead, *beyond], results=[result], block=result, settles=settles, table=rows)
+
+
+def _family_beyond(
+    plan: SizingPlan, gpu: str, family: str, fitting: list[SizingResult], texts: Texts
+) -> list[str]:
+    """How many of the card the family's largest model needs, when it is not among those that fit:
+    at the precision named, else in the format it is published in, else at 4 bits."""
+    members = family_members(family)
+    largest = max(members, key=lambda model: model.params_b)
+    if any(result.model.params >= 0.9 * largest.params_b * 1e9 for result in fitting):
+        return []  # it, or a model of its size (Gemma 3 27B beside Gemma 2 27B), fits
+    precision = (
+        plan.precisions[0]
+        if len(plan.precisions) == 1
+        else native_formats().get(largest.model_id, LARGEST_PRECISIONS[-1])
+    )
+    card = gpu.partition(":")[0]
+    request = request_for(replace(plan, model=largest.model_id), precision, card)
+    try:
+        needed = fewest_gpus(request, card)
+    except SizingError:
+        return []
+    if needed.count is None:
+        return [
+            texts.fill(
+                "largest_family_beyond_none",
+                model=largest.label,
+                precision=precision_label(precision, texts),
+                count=GPU_COUNTS[-1],
+                card=card_label(card, texts.language),
+            )
+        ]
+    return [
+        texts.fill(
+            "largest_family_beyond",
+            model=largest.label,
+            precision=precision_label(precision, texts),
+            count=needed.count,
+            card=card_label(card, texts.language),
+        )
+    ]
 
 
 # The precisions a card's reverse search lists when none was named, highest first; where no
@@ -441,12 +492,17 @@ GGUF_PRECISIONS = ("bf16", "q8_0", "q4_k_m")
 
 
 def _largest_each(
-    plan: SizingPlan, gpu: str, precisions: tuple[str, ...], engine: str | None
+    plan: SizingPlan,
+    gpu: str,
+    precisions: tuple[str, ...],
+    engine: str | None,
+    among: set[str] | None = None,
 ) -> dict[str, SizingResult | None]:
     found: dict[str, SizingResult | None] = {}
     for each in precisions:
         update = {"model": "", "engine": engine or default_engine(each)}
-        found[each] = largest_model(gpu, request_for(plan, each, gpu).model_copy(update=update)).result
+        request = request_for(plan, each, gpu).model_copy(update=update)
+        found[each] = largest_model(gpu, request, among).result
     return found
 
 

@@ -49,6 +49,12 @@ class Catalog:
     model_keys: tuple[tuple[str, ModelName], ...]
     models: tuple[ModelName, ...]
     families: frozenset[str]
+    # A family as people name it with no size ("llama", "gpt oss"): the words its models' name
+    # keys share before the first figure, and those models (longest phrase first).
+    family_phrases: tuple[tuple[str, tuple[ModelName, ...]], ...]
+    # Keys of a model published with a catalog entry's architecture and weights ("deepseek r 1")
+    # -> that model's name ("DeepSeek R1"), which the answer says was sized as the entry.
+    released_names: dict[str, str]
     card_keys: tuple[tuple[str, tuple[CardName, ...]], ...]
     spelled_card_keys: frozenset[str]  # keys that are a catalog card's own name, id or alias
     cards: tuple[CardName, ...]
@@ -60,6 +66,22 @@ class Catalog:
 _CARD_NOISE = re.compile(r"\b(?:nvidia|amd|instinct|geforce|rtx|pcie|sxm\d?|nvl|ada|\d+\s?gb)\b")
 
 
+def _family_phrases(models: list[ModelName]) -> tuple[tuple[str, tuple[ModelName, ...]], ...]:
+    by_family: dict[str, list[ModelName]] = {}
+    for model in models:
+        by_family.setdefault(model.family, []).append(model)
+    phrases = []
+    for members in by_family.values():
+        keys = [name_key(model.label).split(" ") for model in members]
+        shared = []
+        for words in zip(*keys, strict=False):
+            if len(set(words)) > 1 or any(char.isdigit() for char in words[0]):
+                break
+            shared.append(words[0])
+        phrases.append((" ".join(shared), tuple(members)))
+    return tuple(sorted(phrases, key=lambda item: -len(item[0])))
+
+
 MIB = 1024 * 1024
 # An Apple chip as people name it: "m4", "m3 max", "m2 ultra".
 _APPLE_CHIP = re.compile(r"\bm\d+(?: (?:pro|max|ultra))?\b")
@@ -69,6 +91,7 @@ _APPLE_CHIP = re.compile(r"\bm\d+(?: (?:pro|max|ultra))?\b")
 def catalog() -> Catalog:
     """Match keys for every catalog model and card (built once per process)."""
     import tools
+    import tools.catalog
 
     models: list[ModelName] = []
     keyed_models: dict[str, ModelName] = {}
@@ -84,6 +107,12 @@ def catalog() -> Catalog:
             key = name_key(spelling)
             if key and key not in keyed_models:
                 keyed_models[key] = entry
+    by_id = {model.model_id: model for model in models}
+    released_names: dict[str, str] = {}
+    for spelling, (model_id, name) in tools.catalog.released_as().items():
+        key = name_key(spelling)
+        keyed_models.setdefault(key, by_id[model_id])
+        released_names[key] = name
 
     cards: list[CardName] = []
     keyed_cards: dict[str, list[CardName]] = {}
@@ -116,6 +145,8 @@ def catalog() -> Catalog:
         model_keys=longest_first(keyed_models),
         models=tuple(models),
         families=frozenset(model.family for model in models),
+        family_phrases=_family_phrases(models),
+        released_names=released_names,
         card_keys=tuple((key, tuple(found)) for key, found in longest_first(keyed_cards)),
         spelled_card_keys=spelled,
         cards=tuple(cards),

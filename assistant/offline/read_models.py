@@ -36,7 +36,7 @@ def find_models(text: str, notes: list[ReadingNote]) -> tuple[str, list[FoundMod
     # family names, which the sizes after them need ("llama 3.1 ... 70b").
     claimed = keyed
     found: list[FoundModel] = []
-    sizeless: list[tuple[int, ModelName]] = []
+    sizeless: list[tuple[int, str, ModelName]] = []
     for key, model in cat.model_keys:
         if key not in claimed:
             continue
@@ -44,11 +44,12 @@ def find_models(text: str, notes: list[ReadingNote]) -> tuple[str, list[FoundMod
         if match:
             claimed = blank(claimed, match.start(), match.end())
             if not re.search(r"\d[bm]\b", key):  # "llama3.1", "mixtral": a family, unless no size follows
-                sizeless.append((_name_position(text, key), model))
+                sizeless.append((_name_position(text, key), key, model))
                 continue
             keyed = blank(keyed, match.start(), match.end())
             text, position = _blank_name_in_text(text, key)
             found.append(FoundModel(position, model.model_id, model.label, is_ruled_out(original, position)))
+            _note_released(key, model, notes)
     sizes: list[tuple[int, float]] = []
     for pattern in lex.model_size:
         for match in pattern.finditer(text):
@@ -72,11 +73,12 @@ def find_models(text: str, notes: list[ReadingNote]) -> tuple[str, list[FoundMod
         elif not family_model:
             found.append(FoundModel(position, f"{size_b:g}b", f"{size_b:g}B", ruled_out))
     if not sizes:  # a family alias with no size ("mixtral", "llama3.1") names the catalog's default
-        for position, model in sizeless:
+        for position, key, model in sizeless:
             if all(found_model.model_id != model.model_id for found_model in found):
                 found.append(
                     FoundModel(position, model.model_id, model.label, is_ruled_out(original, position))
                 )
+                _note_released(key, model, notes)
     # "un 3b, llama 3.2 3b": a bare size repeating a catalog model named alongside is that model.
     named = [model for model in found if not _BARE.fullmatch(model.model_id)]
     found = [
@@ -89,7 +91,67 @@ def find_models(text: str, notes: list[ReadingNote]) -> tuple[str, list[FoundMod
     return text, found
 
 
+def _note_released(key: str, model: ModelName, notes: list[ReadingNote]) -> None:
+    """ "deepseek r1": a model published with a catalog entry's architecture and weights is sized
+    as that entry, and the answer says so."""
+    name = catalog().released_names.get(key)
+    if name:
+        notes.append(note("model_released_as", name=name, label=model.label))
+
+
 _BARE = re.compile(r"\d+(?:\.\d+)?b")
+
+# After a family word, what makes it a tool, not a model ("llama.cpp", "llama-server"); before it,
+# Spanish pronouns that make "llama" a verb ("se llama", "me llama").
+_FAMILY_AFTER = r"(?![a-z0-9]|\.?cpp\b| (?:cpp|server|bench|swap|stack|index|guard|file)\b)"
+_FAMILY_BEFORE = "".join(rf"(?<!\b{word} )" for word in ("se", "me", "te", "le", "lo", "nos", "les"))
+
+
+def find_family(text: str) -> str | None:
+    """A catalog family named with no size ("llama", "qwen 2.5", "deepseek"): the family phrase
+    and any version written after it; None when none is, or when the version is none the catalog
+    has ("llama 4")."""
+    keyed = name_key(text)
+    for phrase, _ in catalog().family_phrases:
+        match = re.search(
+            rf"{_FAMILY_BEFORE}(?<![a-z0-9.]){re.escape(phrase)}{_FAMILY_AFTER}(?: (\d+(?:\.\d+)?)(?![\d.]))?",
+            keyed,
+        )
+        if match:
+            spec = f"{phrase} {match.group(1)}" if match.group(1) else phrase
+            return spec if family_members(spec) else None
+    return None
+
+
+def family_members(spec: str) -> tuple[ModelName, ...]:
+    """The catalog models of a family phrase, of the version it gives if any ("llama 3": 3.1, 3.2, 3.3)."""
+    for phrase, members in catalog().family_phrases:
+        if spec == phrase:
+            return members
+        if spec.startswith(phrase + " "):
+            return tuple(
+                model for model in members if re.match(rf"{re.escape(spec)}[ .]", name_key(model.label) + " ")
+            )
+    return ()
+
+
+def family_label(spec: str) -> str:
+    """The family as the catalog spells it: "Llama", "Qwen2.5", "gpt-oss"."""
+    members = family_members(spec)
+    if not members:
+        return spec
+    pattern = r"[\s\-_]*".join(re.escape(word) for word in spec.split(" "))
+    match = re.search(pattern, members[0].label, flags=re.IGNORECASE)
+    return match.group(0) if match else spec
+
+
+def family_model_of_size(spec: str, bare: str) -> str:
+    """A bare size said after a family ("the 70b" after "llama"): that family's model of that size."""
+    if not _BARE.fullmatch(bare):
+        return bare
+    size = float(bare[:-1])
+    near = [model for model in family_members(spec) if abs(model.params_b - size) <= 0.1 * size]
+    return near[0].model_id if near else bare
 
 
 def _same_size(bare: str, model_id: str) -> bool:

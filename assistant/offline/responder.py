@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from assistant.offline import asked, composer
+from assistant.offline.read_models import family_label, family_members
 from assistant.offline.sizing import (
     Calculations,
     SizingPlan,
@@ -102,8 +103,15 @@ class OfflineResponder:
 
         record(Step(kind="understand", title=words.step("understand"), detail=slot_summary(merged)))
         question = reading.question
-        if question is None and merged.gpu and not merged.model and not reading.faq and reading.sizing_words:
-            # A card named with no model ("what can I run on my 3060?"): what fits it is the answer.
+        if (
+            question is None
+            and merged.gpu
+            and not merged.model
+            and not reading.faq
+            and (reading.sizing_words or merged.family)
+        ):
+            # A card named with no model ("what can I run on my 3060?", "llama on a 4090"): what
+            # fits it (of the family named) is the answer.
             question = "largest_model"
         # A concrete question ("how many KV bytes per token does X use?") is answered with its
         # figures, not with the general FAQ entry its words also match.
@@ -196,7 +204,17 @@ class OfflineResponder:
             reply.intent = "need_model"
             if question == "price":
                 parts.append(words["price_note"])
-            parts.append(words["need_model"])
+            if merged.family:
+                members = family_members(merged.family)
+                parts.append(
+                    words.fill(
+                        "need_model_family",
+                        family=family_label(merged.family),
+                        models=", ".join(model.label for model in members),
+                    )
+                )
+            else:
+                parts.append(words["need_model"])
             parts.append(composer.compose_card_classes(words))
             search_query = words["search_sizing"]
             reply.missing = merged.missing_slots()
@@ -244,7 +262,8 @@ class OfflineResponder:
         try:
             if question == "largest_model" and state.gpu:
                 named = bool(state.precision) and state.precision in plan.precisions
-                return asked.answer_largest(plan, state.gpu, named, words), "search_largest_model"
+                found = asked.answer_largest(plan, state.gpu, named, words, state.family)
+                return found, "search_largest_model"
             if question == "largest_model":
                 return asked.Asked(lead=[words["need_card"]]), "search_largest_model"  # it is the question
             if not state.model:

@@ -16,6 +16,7 @@ from functools import lru_cache
 from assistant.offline.lexicon import load_yaml
 from assistant.offline.names import catalog, name_key
 from assistant.offline.notes import ReadingNote, note
+from assistant.offline.read_models import family_members, family_model_of_size
 from assistant.offline.understanding import (
     ENGINE_OPTION_FIELDS,
     FINETUNE_FIELDS,
@@ -199,7 +200,14 @@ def merge_slots(state: ConversationState, understanding: Understanding) -> Conve
         state = ConversationState(language=state.language, history=state.history)
     updates: dict[str, object] = {}
     if understanding.model:
-        updates["model"] = family_sibling(state.model, understanding.model)
+        model = family_sibling(state.model, understanding.model)
+        if state.family and not state.model:  # "the 70b" after "which Llama?"
+            model = family_model_of_size(state.family, model)
+        updates["model"], updates["family"] = model, None
+    elif understanding.family:
+        updates["family"] = understanding.family
+        if state.model not in {model.model_id for model in family_members(understanding.family)}:
+            updates["model"] = None  # "and qwen?" after a Llama: another family, not the Llama again
     if len(understanding.precisions) == 1:
         updates["precision"] = understanding.precisions[0]
     elif understanding.model and understanding.model_precisions and understanding.model_precisions[0]:

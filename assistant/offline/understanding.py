@@ -25,6 +25,7 @@ from assistant.offline.notes import ReadingNote
 from assistant.offline.read_cards import find_cards, find_tensor_parallel, find_utilization, host_cards
 from assistant.offline.read_models import (
     find_draft,
+    find_family,
     find_kv_dtype,
     find_models,
     find_precisions,
@@ -78,6 +79,7 @@ SIZING_FACTS = (
     "train_seq",
     "train_optimizer",
     "notes",
+    "family",
 )
 # The yes/no readings of a message, each the lexicon pattern of the same name.
 MOVES = ("greeting", "thanks", "reset", "reveal_prompt", "injection", "sizing_words", "comparison")
@@ -92,6 +94,7 @@ class Understanding:
     model: str | None = None  # what SizingRequest.model gets: a catalog id or a bare size ("70b")
     model_label: str | None = None  # how the visitor wrote it, for the answer
     other_models: tuple[str, ...] = ()  # further models named in the same message
+    family: str | None = None  # a catalog family named with no size ("llama", "qwen 2.5"), no model
     precisions: tuple[str, ...] = ()  # weights precisions, in the order named
     precision_assumed: bool = False  # "quantized" with no bit width, read as 4-bit
     kv_dtype: str | None = None
@@ -151,7 +154,8 @@ class Understanding:
 
 def detect_language(message: str, default: Language = "en") -> tuple[Language, bool]:
     """('es' or 'en', confident?) from marker words; a tie keeps `default`."""
-    words = re.findall(r"[a-z]+", fold(message))
+    # Whole words only: the "mi" of "MI300X" or the "de" of a model id is no Spanish.
+    words = [word for word in re.findall(r"[a-z0-9]+", fold(message)) if word.isalpha()]
     markers = lexicon().language_markers
     spanish = sum(word in markers["es"] for word in words)
     english = sum(word in markers["en"] for word in words)
@@ -202,6 +206,8 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     if kept:
         found["model"], found["model_label"] = kept[0].model_id, kept[0].label
         found["other_models"] = tuple(model.model_id for model in kept[1:])
+    elif not models:
+        found["family"] = find_family(text)
     text, cards = find_cards(text, tensor_parallel, notes)
     said_kind = "apple" if lex.apple.search(text) else "cpu" if lex.cpu.search(text) else None
     cards, found["hardware_kind"] = host_cards(cards, said_kind, folded)
