@@ -27,3 +27,22 @@ def test_the_reason_and_its_flag_lead_the_answer(lang: str, question: str) -> No
     assert "RTX 3060" in lead and "64×" not in lead and "Not even" not in lead and "Ni siquiera" not in lead
     if lang == "es":
         assert "faltan" not in lead and "cabe" in lead
+
+
+BUDGET_CASES = [
+    ("en", "llama 3.1 70b awq on 2x 4090"),
+    ("en", "llama 3.1 70b int4 on an l40s"),
+    ("es", "¿llama 3.1 70b awq en 2 rtx 4090?"),
+]
+
+
+@pytest.mark.parametrize(("lang", "question"), BUDGET_CASES)
+def test_a_budget_a_higher_utilization_covers_is_said_with_its_flag(lang: str, question: str) -> None:
+    """Short inside vLLM's 90 % budget, though the card has the memory: the verdict gives the
+    utilization that fits (the engine's reason), not only the gigabytes missing."""
+    reply = _assistant(recording_store()).answer(question)
+    option = reply.calculations[0].options[0]
+    assert not option.fits and option.reason_code == "utilization" and option.reason
+    lead = reply.answer.split("\n\n")[0]
+    assert option.reason.rstrip(".") in lead, lead
+    assert re.search(r"--gpu-memory-utilization 0\.9[1-9]", lead), lead

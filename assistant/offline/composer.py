@@ -218,7 +218,7 @@ def _row_note(result: SizingResult, option: CardOption | None, texts: Texts) -> 
                 texts.fill(
                     "note_smaller_short",
                     option=smaller[-1].label,
-                    why=why_not(smaller[-1], texts),
+                    why=why_not(smaller[-1], texts, brief=True),
                 )
             )
         elif len(result.options) > 1:
@@ -418,11 +418,14 @@ def _fit_verdict(results: Sequence[SizingResult], plan: SizingPlan, texts: Texts
     )
 
 
-def why_not(option: CardOption, texts: Texts) -> str:
-    """The memory an option lacks, or, with memory to spare, the engine's reason it does not fit."""
-    if option.headroom_gb < 0 or not option.reason:
-        return texts.fill("short_by", gb=gb(-option.headroom_gb, texts))
-    return option.reason.rstrip(".")
+def why_not(option: CardOption, texts: Texts, brief: bool = False) -> str:
+    """The memory an option lacks, or the engine's reason it does not fit where a flag on the same
+    card is the fix: memory to spare (vLLM's slack), or a budget a higher utilization covers (not
+    in a `brief` table note, where the gigabytes missing are enough)."""
+    flag_fixes = option.headroom_gb >= 0 or (option.reason_code == "utilization" and not brief)
+    if option.reason and flag_fixes:
+        return option.reason.rstrip(".")
+    return texts.fill("short_by", gb=gb(-option.headroom_gb, texts))
 
 
 def most_compressed(results: Sequence[SizingResult]) -> SizingResult | None:
