@@ -165,3 +165,30 @@ def test_no_count_is_given_when_a_model_of_the_largests_size_fits() -> None:
     fitting = {result.model.id for result in reply.calculations}
     assert "gemma-3-27b" in fitting, reply.answer
     assert "the family's largest" not in reply.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "sized", "said"),
+    [
+        (
+            "qwen 2.5 on a single a100 40gb, 16k context",
+            "en",
+            "qwen2.5-7b",
+            "the catalog also has Qwen2.5 14B",
+        ),
+        ("¿mixtral en 2 h100?", "es", "mixtral-8x7b", "el catálogo también tiene Mixtral 8x22B"),
+    ],
+)
+def test_a_name_with_no_size_says_which_size_it_sized(
+    question: str, lang: str, sized: str, said: str
+) -> None:
+    (reply,) = _ask(question)
+    assert reply.language == lang
+    assert reply.calculations[0].model.id == sized
+    assert said in reply.answer
+
+
+def test_a_name_with_one_model_needs_no_size_note() -> None:
+    (reply,) = _ask("llama3.3 on h100")
+    assert reply.calculations[0].model.id == "llama-3.3-70b"
+    assert "No size named" not in reply.answer

@@ -79,6 +79,7 @@ def find_models(text: str, notes: list[ReadingNote]) -> tuple[str, list[FoundMod
                     FoundModel(position, model.model_id, model.label, is_ruled_out(original, position))
                 )
                 _note_released(key, model, notes)
+                _note_default_size(key, model, notes)
     # "un 3b, llama 3.2 3b": a bare size repeating a catalog model named alongside is that model.
     named = [model for model in found if not _BARE.fullmatch(model.model_id)]
     found = [
@@ -97,6 +98,15 @@ def _note_released(key: str, model: ModelName, notes: list[ReadingNote]) -> None
     name = catalog().released_names.get(key)
     if name:
         notes.append(note("model_released_as", name=name, label=model.label))
+
+
+def _note_default_size(key: str, model: ModelName, notes: list[ReadingNote]) -> None:
+    """ "qwen2.5", "llama3.1" with no size: the catalog's default of that name is sized, and the
+    answer names the family's other sizes."""
+    family = find_family(key)
+    others = [other.label for other in family_members(family) if other != model] if family else []
+    if others and key not in catalog().released_names:
+        notes.append(note("model_default_size", label=model.label, others=", ".join(others)))
 
 
 _BARE = re.compile(r"\d+(?:\.\d+)?b")
