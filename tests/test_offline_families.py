@@ -192,3 +192,23 @@ def test_a_name_with_one_model_needs_no_size_note() -> None:
     (reply,) = _ask("llama3.3 on h100")
     assert reply.calculations[0].model.id == "llama-3.3-70b"
     assert "No size named" not in reply.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "prefix", "lang"),
+    [
+        ("which qwen 3 fits an l4?", "qwen3", "en"),
+        ("¿cuál llama 3.1 cabe en una A100?", "llama-3.1-", "es"),
+    ],
+)
+def test_which_before_a_name_with_no_size_asks_for_the_family(question: str, prefix: str, lang: str) -> None:
+    (reply,) = _ask(question)
+    assert reply.language == lang
+    assert reply.calculations and all(r.model.id.startswith(prefix) for r in reply.calculations)
+    assert "No size named" not in reply.answer and "Sin tamaño indicado" not in reply.answer
+    assert "Largest" in reply.answer or "largest" in reply.answer or "más grandes" in reply.answer
+
+
+def test_a_name_with_no_size_and_no_which_keeps_its_default() -> None:
+    (reply,) = _ask("what about qwen3 on an l4")
+    assert reply.calculations[0].model.id == "qwen3-8b"

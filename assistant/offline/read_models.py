@@ -74,6 +74,8 @@ def find_models(text: str, notes: list[ReadingNote]) -> tuple[str, list[FoundMod
             found.append(FoundModel(position, f"{size_b:g}b", f"{size_b:g}B", ruled_out))
     if not sizes:  # a family alias with no size ("mixtral", "llama3.1") names the catalog's default
         for position, key, model in sizeless:
+            if _ASKS_WHICH.search(original[:position]) and len(family_members(find_family(key) or "")) > 1:
+                continue  # "which qwen3 fits an L4?": the family is asked for, not its default tag
             if all(found_model.model_id != model.model_id for found_model in found):
                 found.append(
                     FoundModel(position, model.model_id, model.label, is_ruled_out(original, position))
@@ -90,6 +92,10 @@ def find_models(text: str, notes: list[ReadingNote]) -> tuple[str, list[FoundMod
     ]
     found.sort(key=lambda model: model.position)
     return text, found
+
+
+# "which qwen3 ...", "cual llama 3.1 ...": a name with no size after these asks which of the family.
+_ASKS_WHICH = re.compile(r"\b(?:which|cual|biggest|largest)\s+$")
 
 
 def _note_released(key: str, model: ModelName, notes: list[ReadingNote]) -> None:
