@@ -212,3 +212,21 @@ def test_which_before_a_name_with_no_size_asks_for_the_family(question: str, pre
 def test_a_name_with_no_size_and_no_which_keeps_its_default() -> None:
     (reply,) = _ask("what about qwen3 on an l4")
     assert reply.calculations[0].model.id == "qwen3-8b"
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "written", "listed"),
+    [
+        ("can I run gemma 4 on a 4090?", "en", "Gemma 4", "Gemma 3 27B"),
+        ("phi-3 mini on a 3060", "en", "Phi 3", "Phi-4 (14B)"),
+        ("¿qwen 4 en una l40s?", "es", "Qwen 4", "Qwen3 32B"),
+    ],
+)
+def test_a_version_the_catalog_lacks_is_said_not_searched(
+    question: str, lang: str, written: str, listed: str
+) -> None:
+    (reply,) = _ask(question)
+    assert reply.language == lang
+    assert not reply.calculations, "no other model is sized in its place"
+    lead = _lead(reply.answer)
+    assert written in lead and listed in lead, lead

@@ -139,6 +139,20 @@ def find_family(text: str) -> str | None:
     return None
 
 
+def unknown_version(text: str) -> tuple[str, str] | None:
+    """A catalog family with a version the catalog does not have ("phi-3 mini", "llama 4 scout"):
+    (the name as the catalog would spell it, "Phi 3"; the family phrase), else None."""
+    keyed = name_key(text)
+    for phrase, _ in catalog().family_phrases:
+        pattern = (
+            rf"{_FAMILY_BEFORE}(?<![a-z0-9.]){re.escape(phrase)}{_FAMILY_AFTER} (\d+(?:\.\d+)?)(?![\d.])"
+        )
+        match = re.search(pattern, keyed)
+        if match and not family_members(f"{phrase} {match.group(1)}"):
+            return f"{family_label(phrase)} {match.group(1)}", phrase
+    return None
+
+
 def family_members(spec: str) -> tuple[ModelName, ...]:
     """The catalog models of a family phrase, of the version it gives if any ("llama 3": 3.1, 3.2, 3.3)."""
     for phrase, members in catalog().family_phrases:

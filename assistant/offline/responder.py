@@ -108,6 +108,7 @@ class OfflineResponder:
             and merged.gpu
             and not merged.model
             and not reading.faq
+            and not reading.unknown_model  # "can I run gemma 4 on a 4090?": not any model that fits
             and (reading.sizing_words or merged.family)
         ):
             # A card named with no model ("what can I run on my 3060?", "llama on a 4090"): what
@@ -204,6 +205,8 @@ class OfflineResponder:
             reply.intent = "need_model"
             if question == "price":
                 parts.append(words["price_note"])
+            if reading.notes:  # what was written and could not be used ("phi-3 mini"), said first
+                parts.append(" ".join(reading_note.text(language) for reading_note in reading.notes))
             if merged.family:
                 members = family_members(merged.family)
                 parts.append(

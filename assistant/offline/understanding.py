@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant.offline.lexicon import lexicon, load_yaml
-from assistant.offline.notes import ReadingNote
+from assistant.offline.notes import ReadingNote, note
 from assistant.offline.read_cards import find_cards, find_tensor_parallel, find_utilization, host_cards
 from assistant.offline.read_models import (
+    family_members,
     find_draft,
     find_family,
     find_kv_dtype,
@@ -32,6 +33,7 @@ from assistant.offline.read_models import (
     fix_family_typos,
     names_release_repo,
     precision_per_model,
+    unknown_version,
 )
 from assistant.offline.read_quantities import (
     digits_for_number_words,
@@ -95,6 +97,9 @@ class Understanding:
     model_label: str | None = None  # how the visitor wrote it, for the answer
     other_models: tuple[str, ...] = ()  # further models named in the same message
     family: str | None = None  # a catalog family named with no size ("llama", "qwen 2.5"), no model
+    unknown_model: str | None = (
+        None  # a family version the catalog lacks ("Phi 3"): asked about, not searched
+    )
     precisions: tuple[str, ...] = ()  # weights precisions, in the order named
     precision_assumed: bool = False  # "quantized" with no bit width, read as 4-bit
     kv_dtype: str | None = None
@@ -208,6 +213,12 @@ def understand(message: str, default_language: Language = "en") -> Understanding
         found["other_models"] = tuple(model.model_id for model in kept[1:])
     elif not models:
         found["family"] = find_family(text)
+        version = None if found["family"] else unknown_version(text)
+        if version:
+            written, phrase = version
+            found["unknown_model"] = written
+            members = ", ".join(model.label for model in family_members(phrase))
+            notes.append(note("family_version_unknown", written=written, models=members))
     text, cards = find_cards(text, tensor_parallel, notes)
     said_kind = "apple" if lex.apple.search(text) else "cpu" if lex.cpu.search(text) else None
     cards, found["hardware_kind"] = host_cards(cards, said_kind, folded)
