@@ -464,22 +464,13 @@ def _family_beyond(
         needed = fewest_gpus(request, card)
     except SizingError:
         return []
-    if needed.count is None:
-        return [
-            texts.fill(
-                "largest_family_beyond_none",
-                model=largest.label,
-                precision=precision_label(precision, texts),
-                count=GPU_COUNTS[-1],
-                card=card_label(card, texts.language),
-            )
-        ]
+    key = "largest_family_beyond" if needed.count is not None else "largest_family_beyond_none"
     return [
         texts.fill(
-            "largest_family_beyond",
+            key,
             model=largest.label,
             precision=precision_label(precision, texts),
-            count=needed.count,
+            count=needed.count or GPU_COUNTS[-1],
             card=card_label(card, texts.language),
         )
     ]

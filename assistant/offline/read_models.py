@@ -123,34 +123,39 @@ _FAMILY_AFTER = r"(?![a-z0-9]|\.?cpp\b| (?:cpp|server|bench|swap|stack|index|gua
 _FAMILY_BEFORE = "".join(rf"(?<!\b{word} )" for word in ("se", "me", "te", "le", "lo", "nos", "les"))
 
 
+def _family_mention(text: str) -> tuple[str, str | None] | None:
+    """The first catalog family phrase written as a model name, and the version after it if any."""
+    keyed = name_key(text)
+    for phrase, _ in catalog().family_phrases:
+        pattern = (
+            rf"{_FAMILY_BEFORE}(?<![a-z0-9.]){re.escape(phrase)}{_FAMILY_AFTER}(?: (\d+(?:\.\d+)?)(?![\d.]))?"
+        )
+        match = re.search(pattern, keyed)
+        if match:
+            return phrase, match.group(1)
+    return None
+
+
 def find_family(text: str) -> str | None:
     """A catalog family named with no size ("llama", "qwen 2.5", "deepseek"): the family phrase
     and any version written after it; None when none is, or when the version is none the catalog
     has ("llama 4")."""
-    keyed = name_key(text)
-    for phrase, _ in catalog().family_phrases:
-        match = re.search(
-            rf"{_FAMILY_BEFORE}(?<![a-z0-9.]){re.escape(phrase)}{_FAMILY_AFTER}(?: (\d+(?:\.\d+)?)(?![\d.]))?",
-            keyed,
-        )
-        if match:
-            spec = f"{phrase} {match.group(1)}" if match.group(1) else phrase
-            return spec if family_members(spec) else None
-    return None
+    mention = _family_mention(text)
+    if mention is None:
+        return None
+    phrase, version = mention
+    spec = f"{phrase} {version}" if version else phrase
+    return spec if family_members(spec) else None
 
 
 def unknown_version(text: str) -> tuple[str, str] | None:
     """A catalog family with a version the catalog does not have ("phi-3 mini", "llama 4 scout"):
     (the name as the catalog would spell it, "Phi 3"; the family phrase), else None."""
-    keyed = name_key(text)
-    for phrase, _ in catalog().family_phrases:
-        pattern = (
-            rf"{_FAMILY_BEFORE}(?<![a-z0-9.]){re.escape(phrase)}{_FAMILY_AFTER} (\d+(?:\.\d+)?)(?![\d.])"
-        )
-        match = re.search(pattern, keyed)
-        if match and not family_members(f"{phrase} {match.group(1)}"):
-            return f"{family_label(phrase)} {match.group(1)}", phrase
-    return None
+    mention = _family_mention(text)
+    if mention is None or mention[1] is None or family_members(f"{mention[0]} {mention[1]}"):
+        return None
+    phrase, version = mention
+    return f"{family_label(phrase)} {version}", phrase
 
 
 def family_members(spec: str) -> tuple[ModelName, ...]:
@@ -163,6 +168,11 @@ def family_members(spec: str) -> tuple[ModelName, ...]:
                 model for model in members if re.match(rf"{re.escape(spec)}[ .]", name_key(model.label) + " ")
             )
     return ()
+
+
+def family_list(spec: str) -> str:
+    """The family's catalog models, as the answer lists them: "Gemma 2 9B, Gemma 2 27B, ..."."""
+    return ", ".join(model.label for model in family_members(spec))
 
 
 def family_label(spec: str) -> str:

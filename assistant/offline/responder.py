@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from assistant.offline import asked, composer
-from assistant.offline.read_models import family_label, family_members
+from assistant.offline.read_models import family_label, family_list
 from assistant.offline.sizing import (
     Calculations,
     SizingPlan,
@@ -208,14 +208,8 @@ class OfflineResponder:
             if reading.notes:  # what was written and could not be used ("phi-3 mini"), said first
                 parts.append(" ".join(reading_note.text(language) for reading_note in reading.notes))
             if merged.family:
-                members = family_members(merged.family)
-                parts.append(
-                    words.fill(
-                        "need_model_family",
-                        family=family_label(merged.family),
-                        models=", ".join(model.label for model in members),
-                    )
-                )
+                family, models = family_label(merged.family), family_list(merged.family)
+                parts.append(words.fill("need_model_family", family=family, models=models))
             else:
                 parts.append(words["need_model"])
             parts.append(composer.compose_card_classes(words))

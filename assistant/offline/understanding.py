@@ -24,7 +24,7 @@ from assistant.offline.lexicon import lexicon, load_yaml
 from assistant.offline.notes import ReadingNote, note
 from assistant.offline.read_cards import find_cards, find_tensor_parallel, find_utilization, host_cards
 from assistant.offline.read_models import (
-    family_members,
+    family_list,
     find_draft,
     find_family,
     find_kv_dtype,
@@ -97,9 +97,8 @@ class Understanding:
     model_label: str | None = None  # how the visitor wrote it, for the answer
     other_models: tuple[str, ...] = ()  # further models named in the same message
     family: str | None = None  # a catalog family named with no size ("llama", "qwen 2.5"), no model
-    unknown_model: str | None = (
-        None  # a family version the catalog lacks ("Phi 3"): asked about, not searched
-    )
+    # A family version the catalog lacks ("Phi 3"): said and asked about, never searched for.
+    unknown_model: str | None = None
     precisions: tuple[str, ...] = ()  # weights precisions, in the order named
     precision_assumed: bool = False  # "quantized" with no bit width, read as 4-bit
     kv_dtype: str | None = None
@@ -217,8 +216,7 @@ def understand(message: str, default_language: Language = "en") -> Understanding
         if version:
             written, phrase = version
             found["unknown_model"] = written
-            members = ", ".join(model.label for model in family_members(phrase))
-            notes.append(note("family_version_unknown", written=written, models=members))
+            notes.append(note("family_version_unknown", written=written, models=family_list(phrase)))
     text, cards = find_cards(text, tensor_parallel, notes)
     said_kind = "apple" if lex.apple.search(text) else "cpu" if lex.cpu.search(text) else None
     cards, found["hardware_kind"] = host_cards(cards, said_kind, folded)
