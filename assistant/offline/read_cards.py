@@ -58,13 +58,13 @@ def find_cards(
         pattern = rf"(?:(?<![a-z0-9])|(?<=\dx)){re.escape(key)}s?(?![a-z0-9]){quantity}"
         for match in list(re.finditer(pattern, text)):
             card = _pick_card(cards, text, key in cat.spelled_card_keys)
-            before = text[max(0, match.start() - 12) : match.start()]
+            before = text[max(0, match.start() - _COUNT_REACH) : match.start()]
             count_match = lex.card_count.search(before)
             count = _count(count_match.group(1) if count_match else None)
             fraction = _FRACTION_COUNT.search(before)
             if fraction and not count_match:
                 notes.append(note("gpu_count_fraction", value=fraction.group(1), used=count))
-                start = max(0, match.start() - 12) + fraction.start()
+                start = max(0, match.start() - _COUNT_REACH) + fraction.start()
                 text = blank(text, start, match.start())
             if count == 1 and tensor_parallel:
                 count = tensor_parallel
@@ -79,7 +79,7 @@ def find_cards(
                     notes.append(note("card_memory_unknown", written=f"{memory.group(2)} GB", card=name))
                 text = blank(text, start, match.end() + memory.end())
             if count_match:
-                start = max(0, match.start() - 12) + count_match.start()
+                start = max(0, match.start() - _COUNT_REACH) + count_match.start()
                 text = blank(text, start, match.start())
             spec = card.card_id + (f":{count}" if count > 1 else "")
             found.append((match.start(), spec, None))
@@ -110,6 +110,8 @@ def find_cards(
 
 # What may sit between a card's name and its memory: "4090 48gb", "m2 max de 32 gb", "m2 ultra with 64GB".
 _MEMORY_JOIN = re.compile(r"[\s\-(,]*(?:de|with|con|of|w/)?[\s(]*")
+# How far before a card's name its count may start: "sixteen tarjetas de nvidia ".
+_COUNT_REACH = 28
 _FRACTION_COUNT = re.compile(r"(?<![\w.,])(\d+[.,]\d+)\s*(?:x|\*)?\s*$")
 
 

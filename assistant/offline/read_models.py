@@ -8,6 +8,7 @@ so it is not a second model to compare.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from assistant.offline.lexicon import Lexicon, lexicon
@@ -67,6 +68,7 @@ def find_models(text: str, notes: list[ReadingNote]) -> tuple[str, list[FoundMod
         ruled_out = is_ruled_out(original, position)
         if family_model and all(model.model_id != family_model.model_id for model in found):
             found.append(FoundModel(position, family_model.model_id, family_model.label, ruled_out))
+            text = _blank_family_before(text, family_model.family, position)
             written = _other_version(keyed, family_model, size_b)
             if written and not ruled_out:
                 notes.append(note("model_substituted", written=written, label=family_model.label))
@@ -80,6 +82,7 @@ def find_models(text: str, notes: list[ReadingNote]) -> tuple[str, list[FoundMod
                 found.append(
                     FoundModel(position, model.model_id, model.label, is_ruled_out(original, position))
                 )
+                text, _ = _blank_name_in_text(text, key)  # "qwen 3 h100": the 3 is not a card count
                 _note_released(key, model, notes)
                 _note_default_size(key, model, notes)
     # "un 3b, llama 3.2 3b": a bare size repeating a catalog model named alongside is that model.
@@ -148,14 +151,43 @@ def find_family(text: str) -> str | None:
     return spec if family_members(spec) else None
 
 
-def unknown_version(text: str) -> tuple[str, str] | None:
-    """A catalog family with a version the catalog does not have ("phi-3 mini", "llama 4 scout"):
-    (the name as the catalog would spell it, "Phi 3"; the family phrase), else None."""
+@dataclass(frozen=True)
+class FamilyReading:
+    family: str | None = None  # a family phrase with catalog models, and its version if any
+    unknown: tuple[str, str] | None = None  # a version the catalog lacks: ("Phi 3", "phi")
+    counted: tuple[str, str] | None = None  # "deepseek 8 h200": ("DeepSeek 8", "8"), read as 8 cards
+
+
+def read_family(text: str, counted: Callable[[str], str]) -> tuple[str, FamilyReading]:
+    """A family named with no size, and what the number after it is.
+
+    A version the catalog has ("gemma 3 4090", "qwen 3 h100") is the family's, and is blanked so
+    the card reader does not count it. A number the catalog has no version for is a card count
+    when the card reader takes it as one (`counted` returns the text as the card reader leaves
+    it: "deepseek 8 h200"); otherwise it is a version the catalog lacks ("phi-3 mini").
+    """
     mention = _family_mention(text)
-    if mention is None or mention[1] is None or family_members(f"{mention[0]} {mention[1]}"):
-        return None
+    if mention is None:
+        return text, FamilyReading()
     phrase, version = mention
-    return f"{family_label(phrase)} {version}", phrase
+    if version is None:
+        return text, FamilyReading(family=phrase if family_members(phrase) else None)
+    spec = f"{phrase} {version}"
+    span = _version_span(text, phrase, version)
+    if family_members(spec):
+        return (blank(text, *span) if span else text), FamilyReading(family=spec)
+    written = f"{family_label(phrase)} {version}"
+    if span and not counted(text)[span[0] : span[1]].strip():
+        family = phrase if family_members(phrase) else None
+        return text, FamilyReading(family=family, counted=(written, version))
+    return text, FamilyReading(unknown=(written, phrase))
+
+
+def _version_span(text: str, phrase: str, version: str) -> tuple[int, int] | None:
+    """Where the version after a family phrase is written ("gemma-3", "qwen3", "llama 3.1")."""
+    pattern = rf"(?<![a-z0-9.]){_name_pattern(phrase)}[\s\-_:/]*({re.escape(version)})(?![\d.])"
+    match = re.search(pattern, text)
+    return match.span(1) if match else None
 
 
 def family_members(spec: str) -> tuple[ModelName, ...]:
@@ -215,6 +247,14 @@ def _blank_name_in_text(text: str, key: str) -> tuple[str, int]:
     """Blank the raw spelling of a matched model name, whatever separators it used; and where it was."""
     match = re.search(_name_pattern(key), text)
     return (blank(text, match.start(), match.end()), match.start()) if match else (text, 0)
+
+
+def _blank_family_before(text: str, family: str, position: int) -> str:
+    """ "llama 2 70b a100": the family and version written just before a size are the model's
+    name, not a card count."""
+    pattern = rf"(?<![a-z0-9.]){re.escape(family)}[\s\-_]*(?:\d+(?:\.\d+)?[\s\-_]*)?(?:[a-z]+[\s\-_]+)?$"
+    match = re.search(pattern, text[:position])
+    return blank(text, match.start(), position) if match else text
 
 
 def _other_version(keyed_text: str, model: ModelName, size_b: float) -> str | None:

@@ -207,7 +207,7 @@ class OfflineResponder:
                 parts.append(words["price_note"])
             if reading.notes:  # what was written and could not be used ("phi-3 mini"), said first
                 parts.append(" ".join(reading_note.text(language) for reading_note in reading.notes))
-            if merged.family:
+            if merged.family and not reading.unknown_model:  # the note has listed the family's models
                 family, models = family_label(merged.family), family_list(merged.family)
                 parts.append(words.fill("need_model_family", family=family, models=models))
             else:

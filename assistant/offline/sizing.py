@@ -204,9 +204,10 @@ def merge_slots(state: ConversationState, understanding: Understanding) -> Conve
         if state.family and not state.model:  # "the 70b" after "which Llama?"
             model = family_model_of_size(state.family, model)
         updates["model"], updates["family"] = model, None
-    elif understanding.family:
-        updates["family"] = understanding.family
-        if state.model not in {model.model_id for model in family_members(understanding.family)}:
+    elif understanding.family or understanding.unknown_family:
+        family = understanding.family or understanding.unknown_family or ""
+        updates["family"] = family
+        if state.model not in {model.model_id for model in family_members(family)}:
             updates["model"] = None  # "and qwen?" after a Llama: another family, not the Llama again
     if len(understanding.precisions) == 1:
         updates["precision"] = understanding.precisions[0]

@@ -26,14 +26,13 @@ from assistant.offline.read_cards import find_cards, find_tensor_parallel, find_
 from assistant.offline.read_models import (
     family_list,
     find_draft,
-    find_family,
     find_kv_dtype,
     find_models,
     find_precisions,
     fix_family_typos,
     names_release_repo,
     precision_per_model,
-    unknown_version,
+    read_family,
 )
 from assistant.offline.read_quantities import (
     digits_for_number_words,
@@ -99,6 +98,7 @@ class Understanding:
     family: str | None = None  # a catalog family named with no size ("llama", "qwen 2.5"), no model
     # A family version the catalog lacks ("Phi 3"): said and asked about, never searched for.
     unknown_model: str | None = None
+    unknown_family: str | None = None  # its family phrase ("phi"): a later "the 14b" is that family's
     precisions: tuple[str, ...] = ()  # weights precisions, in the order named
     precision_assumed: bool = False  # "quantized" with no bit width, read as 4-bit
     kv_dtype: str | None = None
@@ -211,11 +211,14 @@ def understand(message: str, default_language: Language = "en") -> Understanding
         found["model"], found["model_label"] = kept[0].model_id, kept[0].label
         found["other_models"] = tuple(model.model_id for model in kept[1:])
     elif not models:
-        found["family"] = find_family(text)
-        version = None if found["family"] else unknown_version(text)
-        if version:
-            written, phrase = version
-            found["unknown_model"] = written
+        text, family = read_family(text, lambda text: find_cards(text, tensor_parallel, [])[0])
+        found["family"] = family.family
+        if family.counted:
+            written, number = family.counted
+            notes.append(note("family_number_count", written=written, number=number))
+        if family.unknown:
+            written, phrase = family.unknown
+            found["unknown_model"], found["unknown_family"] = written, phrase
             notes.append(note("family_version_unknown", written=written, models=family_list(phrase)))
     text, cards = find_cards(text, tensor_parallel, notes)
     said_kind = "apple" if lex.apple.search(text) else "cpu" if lex.cpu.search(text) else None
