@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
+from assistant.offline.read_models import family_label, family_list
 from assistant.offline.sizing import merge_slots, plan_sizing, run_plan
 from assistant.offline.understanding import understand
 from assistant.quote import build_quote
@@ -176,9 +177,18 @@ def subject_from_message(message: str, default_lang: Language = "en") -> tuple[D
 # ---------------------------------------------------------------- outcomes
 
 
-def nothing_to_draft(lang: Language, from_message: bool = False) -> DraftOutcome:
-    key = "nothing_to_draft_message" if from_message else "nothing_to_draft"
-    return DraftOutcome(markdown=_w(key, lang), lang=lang, drafted=False)
+def nothing_to_draft(
+    lang: Language, from_message: bool = False, family: str | None = None, unknown: str | None = None
+) -> DraftOutcome:
+    """No model to size. A family named with no size ("llama on 4 L40S") or a version the catalog
+    lacks ("gemma 4") is said with the family's catalog models, for the salesperson to ask which."""
+    if family and unknown:
+        text = _w("nothing_to_draft_unknown", lang, written=plain(unknown), models=family_list(family))
+    elif family:
+        text = _w("nothing_to_draft_family", lang, family=family_label(family), models=family_list(family))
+    else:
+        text = _w("nothing_to_draft_message" if from_message else "nothing_to_draft", lang)
+    return DraftOutcome(markdown=text, lang=lang, drafted=False)
 
 
 def draft_outcome(
@@ -219,6 +229,10 @@ class DraftExtras(TypedDict, total=False):
 def draft_from_message(
     message: str, default_lang: Language = "en", **extras: Unpack[DraftExtras]
 ) -> DraftOutcome:
+    reading = understand(message, default_lang)
+    if reading.model is None and (reading.family or reading.unknown_family):
+        family = reading.family or reading.unknown_family
+        return nothing_to_draft(reading.language, family=family, unknown=reading.unknown_model)
     subject, lang = subject_from_message(message, default_lang)
     return _drafted(subject, lang, extras, from_message=True)
 
@@ -227,6 +241,8 @@ def draft_from_state(
     state: ConversationState | None, lang: Language, **extras: Unpack[DraftExtras]
 ) -> DraftOutcome:
     subject = subject_from_state(state, state.language or lang if state else lang)
+    if subject is None and state is not None and state.family and not state.model:
+        return nothing_to_draft(lang, family=state.family)  # "which Llama?" is still open
     return _drafted(subject, lang, extras)
 
 

@@ -106,6 +106,28 @@ def test_an_email_with_no_model_asks_the_salesperson_for_it() -> None:
     assert not outcome.drafted and "which model" in outcome.markdown and "GB" not in outcome.markdown
 
 
+@pytest.mark.parametrize(
+    ("message", "lang", "said", "listed"),
+    [
+        ("Hi, we want llama on 4 L40S, what can we serve?", "en", "the Llama family", "Llama 3.3 70B"),
+        ("Hola, queremos montar qwen para 30 usuarios", "es", "la familia Qwen", "Qwen3 32B"),
+        ("Can we run gemma 4 on an H100?", "en", "Gemma 4, which the catalog does not have", "Gemma 3 27B"),
+    ],
+)
+def test_an_email_with_only_a_family_asks_which_of_its_models(
+    message: str, lang: str, said: str, listed: str
+) -> None:
+    outcome = draft_from_message(message)
+    assert not outcome.drafted and outcome.lang == lang and outcome.calculations == ()
+    assert said in outcome.markdown and listed in outcome.markdown
+    assert "GB" not in outcome.markdown
+
+
+def test_a_conversation_left_at_which_llama_is_not_drafted_as_another_model() -> None:
+    outcome = draft_from_state(ConversationState(family="llama", users=20), "en")
+    assert not outcome.drafted and "the Llama family" in outcome.markdown
+
+
 def test_no_internal_command_and_a_signature_from_the_settings() -> None:
     outcome = draft_from_message(
         "Can Qwen2.5 32B in fp8 serve 10 users with 8k context?",
