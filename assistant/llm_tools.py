@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field
 
 from assistant.llm_texts import llm_text
 from assistant.schemas import CalculationEvent, Source, Step, StepEvent, TextDelta
+from assistant.texts import READING_NOTES
 from tools import (
     ENGINES,
     KV_DTYPES,
@@ -45,6 +46,7 @@ from tools import (
     default_engine,
     reverse,
 )
+from tools.catalog import released_name
 from tools.errors import SizingError
 from tools.finetune import FinetuneSpec
 from tools.hub import HubLookup
@@ -182,7 +184,9 @@ def build_tools(
     the training calculator in place of the reverse searches (`TRAINING_TOOLS`)."""
     lang = log.lang
 
-    def calculated(what: str, tool_call_id: str, make_request: Callable[[], SizingRequest]) -> str:
+    def calculated(
+        what: str, tool_call_id: str, make_request: Callable[[], SizingRequest], released: str | None = None
+    ) -> str:
         """One calculator call for the model: its steps, the result recorded for the guardrail, and
         the compact JSON back, or the error, so the model can correct the argument or ask."""
         try:
@@ -206,7 +210,12 @@ def build_tools(
         )
         # Without the arithmetic lines: a model may ask for several at once, and the guardrail
         # shows the arithmetic itself when the answer lacks the key numbers.
-        return json.dumps(compact_result(result, arithmetic=False), ensure_ascii=False)
+        compact = compact_result(result, arithmetic=False)
+        if released:  # "deepseek-r1": the answer must say it was sized as DeepSeek V3
+            compact["sized_as"] = READING_NOTES.text(
+                "model_released_as", "es" if lang == "es" else "en", name=released, label=result.model.name
+            )
+        return json.dumps(compact, ensure_ascii=False)
 
     def run_calculate_vram(
         model: str,
@@ -232,7 +241,7 @@ def build_tools(
                 model=model, precision=precision, context=context, users=users, lang=lang, **given
             )
 
-        return calculated(what, tool_call_id, request)
+        return calculated(what, tool_call_id, request, released_name(model))
 
     def run_calculate_training(
         model: str,

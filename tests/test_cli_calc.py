@@ -90,3 +90,20 @@ def test_unreadable_config_is_one_line(tmp_path: Path) -> None:
         and "not valid JSON" in proc.stderr
         and len(proc.stderr.strip().splitlines()) == 1
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("deepseek-r1",), "DeepSeek R1 is sized as DeepSeek V3 (671B)"),
+        (("DeepSeek R1", "--lang", "es"), "DeepSeek R1 se dimensiona como DeepSeek V3 (671B)"),
+    ],
+)
+def test_a_released_model_says_which_entry_it_was_sized_as(
+    args: tuple[str, ...], said: str, tmp_path: Path
+) -> None:
+    proc = sizing(*args, "--gpu", "h200:8", tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1].startswith(said)
+    plain = sizing("deepseek-v3", "--gpu", "h200:8", tmp_path=tmp_path)
+    assert "is sized as" not in plain.stdout

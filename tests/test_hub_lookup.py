@@ -189,3 +189,20 @@ def test_the_agents_calculator_tool_sizes_a_hub_id(hub) -> None:
     assert data["precision"] == "bf16"
     [result] = log.calculations.values()  # the full calculation the guardrail checks against
     assert result.model.params == _count(_tiny_tensors()) and data["model"] == result.model.name
+
+
+@pytest.mark.parametrize(("model", "said"), [("deepseek-r1", True), ("deepseek-v3", False)])
+def test_the_agents_calculator_tool_says_a_released_model_was_sized_as_its_entry(
+    model: str, said: bool
+) -> None:
+    import json
+
+    from assistant.llm_tools import ToolLog, build_tools
+
+    log = ToolLog(lang="en")
+    tool = next(t for t in build_tools(log, None) if t.name == "calculate_vram")
+    call = {"type": "tool_call", "id": "call-1", "name": "calculate_vram",
+            "args": {"model": model, "precision": "fp8", "gpu": "h200:8"}}  # fmt: skip
+    data = json.loads(tool.invoke(call).content)
+    assert data["model"] == "DeepSeek V3 (671B)"
+    assert ("DeepSeek R1 is sized as DeepSeek V3 (671B)" in data.get("sized_as", "")) is said

@@ -116,6 +116,13 @@ def released_as() -> dict[str, tuple[str, str]]:
     }
 
 
+def released_name(model: str) -> str | None:
+    """The published name ("DeepSeek R1") when `model` spells a model released with a catalog
+    entry's architecture and weight format, which is sized as that entry; else None."""
+    key = _normalise(model)
+    return next((name for spelling, (_, name) in released_as().items() if _normalise(spelling) == key), None)
+
+
 def list_models() -> list[ModelInfo]:
     """Every catalog model, with its aliases."""
     entries, _, _ = _catalog()

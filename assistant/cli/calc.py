@@ -34,6 +34,7 @@ from assistant.cli.options import (
     add_language_option,
     add_memory_share_option,
 )
+from tools.catalog import released_name
 from tools.errors import InvalidInputError
 from tools.performance import performance_line
 from tools.texts import integer, number
@@ -305,7 +306,7 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
     if args.json:
         stream.write(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n")
     else:
-        stream.write(render_table(result) + "\n")
+        stream.write(render_table(result, released_name(args.model)) + "\n")
     return 0
 
 
@@ -335,9 +336,12 @@ _SECTIONS = (
 )
 
 
-def render_table(result: SizingResult) -> str:
-    """The human-readable report: header, options table, arithmetic, recommendation, caveat."""
-    from assistant.texts import CLI
+def render_table(result: SizingResult, released: str | None = None) -> str:
+    """The human-readable report: header, options table, arithmetic, recommendation, caveat.
+
+    `released`: the published name of a model sized as a catalog entry ("DeepSeek R1"), said
+    under the header."""
+    from assistant.texts import CLI, READING_NOTES
 
     lang: Language = result.lang
     words = [CLI.text(key, lang) for key in _SECTIONS]
@@ -380,6 +384,8 @@ def render_table(result: SizingResult) -> str:
     ]
     table.insert(1, "  ".join("-" * w for w in widths))
     parts = [header, "", *table, "", f"{arithmetic}:", *(f"  {line}" for line in result.arithmetic)]
+    if released:
+        parts[1:1] = [READING_NOTES.text("model_released_as", lang, name=released, label=model.name)]
     perf = result.performance
     if perf is not None:
         label = next((o.label for o in result.options if (o.card_class or o.card) == result.recommended), "")
