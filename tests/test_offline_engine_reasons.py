@@ -46,3 +46,13 @@ def test_a_budget_a_higher_utilization_covers_is_said_with_its_flag(lang: str, q
     lead = reply.answer.split("\n\n")[0]
     assert option.reason.rstrip(".") in lead, lead
     assert re.search(r"--gpu-memory-utilization 0\.9[1-9]", lead), lead
+
+
+@pytest.mark.parametrize(("lang", "question"), BUDGET_CASES)
+def test_a_utilization_raised_to_the_cards_limit_is_said_to_be_fragile(lang: str, question: str) -> None:
+    """The utilization that fits is the highest the card allows: nothing spare is left outside
+    vLLM's budget, and the answer says to load-test it."""
+    reply = _assistant(recording_store()).answer(question)
+    lead = reply.answer.split("\n\n")[0]
+    caution = {"en": "is the most the card allows", "es": "es lo máximo que admite la tarjeta"}[lang]
+    assert caution in lead and ("load-test" in lead or "bajo carga" in lead), lead
