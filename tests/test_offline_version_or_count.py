@@ -1,6 +1,7 @@
 """A number between a model family and a card is read once: as the family's version where the
 catalog has that version ("qwen 3 h100": Qwen3 on one H100), as the card count where it has
-not ("deepseek 8 h200": eight H200s, and the answer says so). A card count may have a count
+not and a card follows ("deepseek 8 h200": eight H200s, and the answer says so), else as a size
+written without its "b" ("gpt oss 20"). A card count may have a count
 noun or the maker between it and the card ("8 gpus h100", "4 tarjetas l40s", "two nvidia h100")."""
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ def test_a_count_noun_or_maker_between_count_and_card_keeps_the_count(text: str,
         ("gemma 2 27b 2 rtx 4090", "gemma-2-27b", None, "rtx-4090:2"),
         ("deepseek 8 h200", None, "deepseek", "h200:8"),
         ("quiero qwen 4 l40s para 20 usuarios", None, "qwen", "l40s:4"),
+        ("llama 8 h100", None, "llama", "h100-80gb:8"),  # a card right after: the count
+        # No version and no card after it: a family model's size written without its "b".
+        ("gpt oss 20 on a 4090", "gpt-oss-20b", None, "rtx-4090"),
+        ("qwen 72 on 2 h100", "qwen2.5-72b", None, "h100-80gb:2"),
+        ("mistral 24 on a 4090", "mistral-small-24b", None, "rtx-4090"),
+        ("llama3.1 70 en 2 a100", "llama-3.1-70b", None, "a100-80gb:2"),
     ],
 )
 def test_a_number_after_a_family_is_its_version_or_the_card_count(

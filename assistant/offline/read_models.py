@@ -8,7 +8,6 @@ so it is not a second model to compare.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from assistant.offline.lexicon import Lexicon, lexicon
@@ -78,13 +77,16 @@ def find_models(text: str, notes: list[ReadingNote]) -> tuple[str, list[FoundMod
         for position, key, model in sizeless:
             if _ASKS_WHICH.search(original[:position]) and len(family_members(find_family(key) or "")) > 1:
                 continue  # "which qwen3 fits an L4?": the family is asked for, not its default tag
-            if all(found_model.model_id != model.model_id for found_model in found):
+            text, sized = _size_after_name(text, key)  # "mistral 24": the family's 24B, not its default
+            if all(found_model.model_id != (sized or model).model_id for found_model in found):
+                chosen = sized or model
                 found.append(
-                    FoundModel(position, model.model_id, model.label, is_ruled_out(original, position))
+                    FoundModel(position, chosen.model_id, chosen.label, is_ruled_out(original, position))
                 )
                 text, _ = _blank_name_in_text(text, key)  # "qwen 3 h100": the 3 is not a card count
                 _note_released(key, model, notes)
-                _note_default_size(key, model, notes)
+                if sized is None:
+                    _note_default_size(key, model, notes)
     # "un 3b, llama 3.2 3b": a bare size repeating a catalog model named alongside is that model.
     named = [model for model in found if not _BARE.fullmatch(model.model_id)]
     found = [
@@ -156,15 +158,17 @@ class FamilyReading:
     family: str | None = None  # a family phrase with catalog models, and its version if any
     unknown: tuple[str, str] | None = None  # a version the catalog lacks: ("Phi 3", "phi")
     counted: tuple[str, str] | None = None  # "deepseek 8 h200": ("DeepSeek 8", "8"), read as 8 cards
+    model: ModelName | None = None  # "gpt oss 20": a size written without its "b", gpt-oss-20b
 
 
-def read_family(text: str, counted: Callable[[str], str]) -> tuple[str, FamilyReading]:
+def read_family(text: str) -> tuple[str, FamilyReading]:
     """A family named with no size, and what the number after it is.
 
     A version the catalog has ("gemma 3 4090", "qwen 3 h100") is the family's, and is blanked so
-    the card reader does not count it. A number the catalog has no version for is a card count
-    when the card reader takes it as one (`counted` returns the text as the card reader leaves
-    it: "deepseek 8 h200"); otherwise it is a version the catalog lacks ("phi-3 mini").
+    the card reader does not count it. Any other number the card reader takes as a card count is
+    one ("deepseek 8 h200", "llama 8 h100"); one that is a family model's size written without
+    its "b" is that model ("gpt oss 20", "qwen 72 on 2 h100"); otherwise it is a version the
+    catalog lacks ("phi-3 mini").
     """
     mention = _family_mention(text)
     if mention is None:
@@ -177,10 +181,22 @@ def read_family(text: str, counted: Callable[[str], str]) -> tuple[str, FamilyRe
     if family_members(spec):
         return (blank(text, *span) if span else text), FamilyReading(family=spec)
     written = f"{family_label(phrase)} {version}"
-    if span and not counted(text)[span[0] : span[1]].strip():
+    if span and _is_card_count(text, span):
         family = phrase if family_members(phrase) else None
         return text, FamilyReading(family=family, counted=(written, version))
+    sized = family_model_of_size(phrase, f"{version}b")
+    if span and not _BARE.fullmatch(sized):  # "gpt oss 20", "qwen 72": no such version, a size
+        model = next(model for model in family_members(phrase) if model.model_id == sized)
+        return blank(text, *span), FamilyReading(model=model)
     return text, FamilyReading(unknown=(written, phrase))
+
+
+def _is_card_count(text: str, span: tuple[int, int]) -> bool:
+    """Whether the card reader takes the number at `span` as a count of the card after it."""
+    from assistant.offline.read_cards import find_cards
+
+    read, _ = find_cards(text, None, [])
+    return not read[span[0] : span[1]].strip()
 
 
 def _version_span(text: str, phrase: str, version: str) -> tuple[int, int] | None:
@@ -247,6 +263,18 @@ def _blank_name_in_text(text: str, key: str) -> tuple[str, int]:
     """Blank the raw spelling of a matched model name, whatever separators it used; and where it was."""
     match = re.search(_name_pattern(key), text)
     return (blank(text, match.start(), match.end()), match.start()) if match else (text, 0)
+
+
+def _size_after_name(text: str, key: str) -> tuple[str, ModelName | None]:
+    """ "mistral 24", "qwen3 32 on h100": a number after a name with no size that is the size of
+    one of its family's models, written without its "b"; that model, and the number blanked."""
+    family = find_family(key)
+    match = re.search(rf"{_name_pattern(key)}[\s\-_]*(\d+(?:\.\d+)?)(?![\d.])", text)
+    if not family or not match or _is_card_count(text, match.span(1)):  # "qwen3 8 h100": 8 cards
+        return text, None
+    sized = family_model_of_size(family, f"{match.group(1)}b")
+    model = next((model for model in family_members(family) if model.model_id == sized), None)
+    return (blank(text, *match.span(1)), model) if model else (text, None)
 
 
 def _blank_family_before(text: str, family: str, position: int) -> str:

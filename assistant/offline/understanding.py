@@ -211,8 +211,10 @@ def understand(message: str, default_language: Language = "en") -> Understanding
         found["model"], found["model_label"] = kept[0].model_id, kept[0].label
         found["other_models"] = tuple(model.model_id for model in kept[1:])
     elif not models:
-        text, family = read_family(text, lambda text: find_cards(text, tensor_parallel, [])[0])
+        text, family = read_family(text)
         found["family"] = family.family
+        if family.model:
+            found["model"], found["model_label"] = family.model.model_id, family.model.label
         if family.counted:
             written, number = family.counted
             notes.append(note("family_number_count", written=written, number=number))
