@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from assistant.schemas import ConversationState
+from assistant.schemas import ConversationState, Reply
 from assistant.service import Assistant
 from assistant.settings import Settings
 from tests.fakes import FakeArticles, section
@@ -359,6 +359,18 @@ def _assistant(store: FakeArticles) -> Assistant:
     data_dir = Path(tempfile.mkdtemp(prefix="convo-score-"))
     settings = Settings(data_dir=data_dir, llm_base_url=None, llm_model=None, chroma_url=None)
     return Assistant(settings, store, None)
+
+
+def ask_turns(*turns: str) -> list[Reply]:
+    """The offline assistant's replies to one conversation, each turn with the state before it."""
+    assistant = _assistant(recording_store())
+    state = ConversationState()
+    replies = []
+    for turn in turns:
+        reply = assistant.answer(turn, state)
+        replies.append(reply)
+        state = reply.state
+    return replies
 
 
 def score_singles(cases: Iterable[dict[str, Any]]) -> list[Score]:

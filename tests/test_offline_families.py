@@ -10,22 +10,10 @@ import pytest
 
 from assistant.offline.read_models import family_label, family_members, find_family
 from assistant.offline.understanding import detect_language
-from assistant.schemas import ConversationState
-from tests.conversation_scoring import _assistant, recording_store
+from tests.conversation_scoring import ask_turns
 from tools import SizingRequest
 from tools.catalog import resolve
 from tools.reverse import fewest_gpus, largest_model
-
-
-def _ask(*turns: str) -> list:
-    assistant = _assistant(recording_store())
-    state = ConversationState()
-    replies = []
-    for turn in turns:
-        reply = assistant.answer(turn, state)
-        replies.append(reply)
-        state = reply.state
-    return replies
 
 
 def _lead(answer: str) -> str:
@@ -87,7 +75,7 @@ def test_a_spanish_message_with_a_card_id_stays_spanish() -> None:
     ],
 )
 def test_a_family_on_a_card_is_searched_within_the_family(question: str, card: str, lang: str) -> None:
-    (reply,) = _ask(question)
+    (reply,) = ask_turns(question)
     assert reply.language == lang
     family = find_family(question)
     assert family is not None
@@ -104,7 +92,7 @@ def test_a_family_on_a_card_is_searched_within_the_family(question: str, card: s
 
 
 def test_the_familys_largest_says_how_many_cards_it_needs() -> None:
-    (reply,) = _ask("gpt-oss on a 5090?")
+    (reply,) = ask_turns("gpt-oss on a 5090?")
     lead = _lead(reply.answer)
     needed = fewest_gpus(SizingRequest(model="gpt-oss-120b", precision="mxfp4", gpu="rtx-5090"), "rtx-5090")
     assert needed.count is not None and needed.count > 1
@@ -112,16 +100,16 @@ def test_the_familys_largest_says_how_many_cards_it_needs() -> None:
 
 
 def test_a_family_with_no_card_asks_which_and_lists_the_models() -> None:
-    (reply,) = _ask("we'd like to deploy deepseek for 20 users")
+    (reply,) = ask_turns("we'd like to deploy deepseek for 20 users")
     lead = _lead(reply.answer)
     assert lead.startswith("**Which DeepSeek?**")
     assert "DeepSeek V3 (671B)" in lead and "DeepSeek R1 Distill Llama 70B" in lead
-    (reply,) = _ask("quiero montar qwen para mi empresa, unos 30 usuarios")
+    (reply,) = ask_turns("quiero montar qwen para mi empresa, unos 30 usuarios")
     assert reply.language == "es" and _lead(reply.answer).startswith("**¿Qué Qwen?**")
 
 
 def test_the_family_carries_to_the_card_and_then_to_the_size() -> None:
-    first, second, third = _ask("thinking about llama", "on an h100 then", "ok the 70b, 4 bit")
+    first, second, third = ask_turns("thinking about llama", "on an h100 then", "ok the 70b, 4 bit")
     assert first.answer.startswith("**Which Llama?**")
     assert second.calculations and all(r.model.id.startswith("llama-") for r in second.calculations)
     assert third.calculations[0].model.id == "llama-3.1-70b"
@@ -129,7 +117,7 @@ def test_the_family_carries_to_the_card_and_then_to_the_size() -> None:
 
 
 def test_another_family_replaces_the_model_of_the_conversation() -> None:
-    _, second = _ask("llama 3.1 70b on an h100", "and qwen?")
+    _, second = ask_turns("llama 3.1 70b on an h100", "and qwen?")
     assert second.calculations and all(r.model.id.startswith("qwen") for r in second.calculations)
 
 
@@ -143,14 +131,14 @@ def test_another_family_replaces_the_model_of_the_conversation() -> None:
 def test_a_model_released_with_an_entrys_architecture_is_sized_as_it(
     question: str, lang: str, said: str
 ) -> None:
-    (reply,) = _ask(question)
+    (reply,) = ask_turns(question)
     assert reply.language == lang
     assert reply.calculations[0].model.id == "deepseek-v3"
     assert said in reply.answer
 
 
 def test_the_distill_is_not_the_release() -> None:
-    (reply,) = _ask("deepseek r1 70b on an h100")
+    (reply,) = ask_turns("deepseek r1 70b on an h100")
     assert reply.calculations[0].model.id == "deepseek-r1-distill-llama-70b"
     assert "is sized as" not in reply.answer
 
@@ -161,7 +149,7 @@ def test_released_spellings_resolve_in_the_calculator() -> None:
 
 
 def test_no_count_is_given_when_a_model_of_the_largests_size_fits() -> None:
-    (reply,) = _ask("gemma for 50 users on 2x l40s")
+    (reply,) = ask_turns("gemma for 50 users on 2x l40s")
     fitting = {result.model.id for result in reply.calculations}
     assert "gemma-3-27b" in fitting, reply.answer
     assert "the family's largest" not in reply.answer
@@ -182,14 +170,14 @@ def test_no_count_is_given_when_a_model_of_the_largests_size_fits() -> None:
 def test_a_name_with_no_size_says_which_size_it_sized(
     question: str, lang: str, sized: str, said: str
 ) -> None:
-    (reply,) = _ask(question)
+    (reply,) = ask_turns(question)
     assert reply.language == lang
     assert reply.calculations[0].model.id == sized
     assert said in reply.answer
 
 
 def test_a_name_with_one_model_needs_no_size_note() -> None:
-    (reply,) = _ask("llama3.3 on h100")
+    (reply,) = ask_turns("llama3.3 on h100")
     assert reply.calculations[0].model.id == "llama-3.3-70b"
     assert "No size named" not in reply.answer
 
@@ -202,7 +190,7 @@ def test_a_name_with_one_model_needs_no_size_note() -> None:
     ],
 )
 def test_which_before_a_name_with_no_size_asks_for_the_family(question: str, prefix: str, lang: str) -> None:
-    (reply,) = _ask(question)
+    (reply,) = ask_turns(question)
     assert reply.language == lang
     assert reply.calculations and all(r.model.id.startswith(prefix) for r in reply.calculations)
     assert "No size named" not in reply.answer and "Sin tamaño indicado" not in reply.answer
@@ -210,7 +198,7 @@ def test_which_before_a_name_with_no_size_asks_for_the_family(question: str, pre
 
 
 def test_a_name_with_no_size_and_no_which_keeps_its_default() -> None:
-    (reply,) = _ask("what about qwen3 on an l4")
+    (reply,) = ask_turns("what about qwen3 on an l4")
     assert reply.calculations[0].model.id == "qwen3-8b"
 
 
@@ -225,7 +213,7 @@ def test_a_name_with_no_size_and_no_which_keeps_its_default() -> None:
 def test_a_version_the_catalog_lacks_is_said_not_searched(
     question: str, lang: str, written: str, listed: str
 ) -> None:
-    (reply,) = _ask(question)
+    (reply,) = ask_turns(question)
     assert reply.language == lang
     assert not reply.calculations, "no other model is sized in its place"
     lead = _lead(reply.answer)

@@ -9,19 +9,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.offline.understanding import understand
-from assistant.schemas import ConversationState
-from tests.conversation_scoring import _assistant, recording_store
-
-
-def _ask(*turns: str) -> list:
-    assistant = _assistant(recording_store())
-    state = ConversationState()
-    replies = []
-    for turn in turns:
-        reply = assistant.answer(turn, state)
-        replies.append(reply)
-        state = reply.state
-    return replies
+from tests.conversation_scoring import ask_turns
 
 
 @pytest.mark.parametrize(
@@ -66,10 +54,10 @@ def test_a_number_after_a_family_is_its_version_or_the_card_count(
 
 
 def test_a_number_read_as_the_count_says_so() -> None:
-    (reply,) = _ask("deepseek 8 h200")
+    (reply,) = ask_turns("deepseek 8 h200")
     assert "8× H200" in reply.answer
     assert "The catalog has no DeepSeek 8 model, so 8 is read as the number of cards." in reply.answer
-    (reply,) = _ask("quiero qwen 4 l40s para 20 usuarios")
+    (reply,) = ask_turns("quiero qwen 4 l40s para 20 usuarios")
     assert reply.language == "es"
     assert "leo 4 como el número de tarjetas" in reply.answer
     assert "4× L40S" in reply.answer
@@ -89,7 +77,7 @@ def test_a_version_with_no_card_after_it_is_still_a_version() -> None:
     ],
 )
 def test_a_size_after_an_unknown_version_is_the_familys_model(turns: tuple[str, ...], model: str) -> None:
-    first, second = _ask(*turns)
+    first, second = ask_turns(*turns)
     assert not first.calculations
     assert "Which model do you want to run?" in first.answer  # the note lists the models once
     assert first.answer.count(first.answer.split("; of that family it has ")[1].split(".")[0]) == 1
