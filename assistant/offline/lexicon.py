@@ -50,6 +50,7 @@ class Lexicon:
     # Models: sizes, a speculative draft, a Hub repo's quantized name.
     model_size: tuple[re.Pattern[str], ...]
     model_size_millions: re.Pattern[str]
+    model_variant: re.Pattern[str]
     draft: re.Pattern[str]
     quantized_repo: re.Pattern[str]
     ruled_out: re.Pattern[str]
@@ -57,6 +58,7 @@ class Lexicon:
     card_memory: re.Pattern[str]
     card_memory_words: re.Pattern[str]
     card_count: re.Pattern[str]
+    card_count_alone: tuple[re.Pattern[str], ...]  # "{n}" in the file: any number, in digits or words
     unknown_hardware: re.Pattern[str]
     apple: re.Pattern[str]
     cpu: re.Pattern[str]
@@ -109,6 +111,13 @@ def _compiled(kind: str, written: Any) -> Any:
     return written
 
 
+def _with_numbers(patterns: list[str], number_words: dict[str, int]) -> tuple[re.Pattern[str], ...]:
+    """The patterns with "{n}" read as a number: digits, a number word, or "single"/"sola" (one)."""
+    words = sorted((*number_words, "single", "sola"), key=len, reverse=True)  # "par de" before "par"
+    number = "|".join([r"\d+", *(re.escape(word) for word in words)])
+    return tuple(re.compile(pattern.replace("{n}", number)) for pattern in patterns)
+
+
 @lru_cache(maxsize=1)
 def lexicon() -> Lexicon:
     """The compiled lexicon (read once per process)."""
@@ -122,6 +131,7 @@ def lexicon() -> Lexicon:
             (entry["id"], tuple(re.compile(pattern) for pattern in entry["triggers"])) for entry in faq
         ),
         "workload": compile_patterns(raw["workload"]),
+        "card_count_alone": _with_numbers(raw["card_count_alone"], raw["number_words"]),
     }
     read = {
         spec.name: _compiled(str(spec.type), raw[spec.name])

@@ -28,11 +28,54 @@ def find_utilization(text: str, lex: Lexicon) -> tuple[str, float | None]:
     return blank(text, match.start(), match.end()), value
 
 
+def find_card_count(text: str, lex: Lexicon) -> tuple[str, int | None, int | None]:
+    """A number of cards said with no card name: (text, the count, or the cards added).
+
+    "what about 2 gpus?", "y con cuatro tarjetas?", "2 of them", "what if we get two?" give the
+    count; "2 more gpus", "one more", "y si compro otra?" the cards added (one where no number is said).
+    """
+    for pattern in lex.card_count_alone:
+        match = pattern.search(text)
+        if not match:
+            continue
+        said = match.groupdict()
+        more = said.get("more") or said.get("more2")
+        number = _count(said.get("count")) if said.get("count") else None
+        text = blank(text, match.start(), match.end())
+        if more:
+            return text, None, number or 1
+        return text, number, None
+    return text, None, None
+
+
+def with_card_count(spec: str, count: int | None, added: int | None) -> str | None:
+    """The card spec `spec` (a catalog card, a class or a generic memory card) with `count` cards,
+    or `added` more than it has; None for an Apple or CPU host, or no card left."""
+    cat = catalog()
+    base, _, written = spec.partition(":")
+    cards = int(written) if written.isdigit() else 1
+    memory = re.fullmatch(r"(?:(\d+)x)?(\d+)gb", base)
+    if memory:
+        cards, base = int(memory.group(1) or cards), f"{memory.group(2)}gb"
+    elif cat.kinds.get(base) in ("apple", "cpu"):
+        return None
+    wanted = count if count is not None else cards + (added or 0)
+    if wanted < 1:
+        return None
+    if memory:
+        class_id = base if wanted == 1 else f"{wanted}x{base}"
+        if class_id in cat.class_ids:
+            return class_id
+    return base + (f":{wanted}" if wanted > 1 else "")
+
+
 def _count(word: str | None) -> int:
     if not word:
         return 1
     if word.isdigit():
         return max(1, int(word))
+    if word in ("single", "sola"):
+        return 1
     return int(lexicon().number_words.get(word, 1))
 
 

@@ -17,7 +17,7 @@ def digits_for_number_words(text: str, lex: Lexicon) -> str:
     """ "twenty users", "eramos cuatro", "a dozen people at once" -> digits, same length kept."""
     after = "|".join(rf"(?<=\b{word} )" for word in lex.number_word_after)
     for word, number in lex.number_words.items():
-        pattern = rf"(?:{after}){word}\b|\b(?:an? |una )?{word}\b{lex.number_word_context}"
+        pattern = rf"(?:{after}){word}\b|\b(?:an? |una? )?{word}\b{lex.number_word_context}"
         text = re.sub(pattern, _as_digits(number), text)
     return text
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from assistant.offline import asked, composer
+from assistant.offline.notes import note
 from assistant.offline.read_models import family_label, family_list
 from assistant.offline.sizing import (
     Calculations,
@@ -93,6 +94,10 @@ class OfflineResponder:
     ) -> OfflineAnswer:
         reading = understanding or understand(message, language)
         words = texts(language)
+        if reading.card_count and not state.gpu and not reading.hardware_kind:
+            # "what about 2 gpus?" with no card in the conversation: the count said back, which card asked.
+            counted = note("card_count_no_card", count=reading.card_count)
+            reading = replace(reading, notes=(*reading.notes, counted))
         merged = merge_slots(state, reading)
         steps: list[Step] = []
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 from assistant.offline.lexicon import load_yaml
 from assistant.offline.names import catalog, name_key
 from assistant.offline.notes import ReadingNote, note
+from assistant.offline.read_cards import with_card_count
 from assistant.offline.read_models import family_members, family_model_of_size
 from assistant.offline.understanding import (
     ENGINE_OPTION_FIELDS,
@@ -238,6 +239,11 @@ def merge_slots(state: ConversationState, understanding: Understanding) -> Conve
             updates["engine"] = "llamacpp"
     elif understanding.unknown_hardware or understanding.hardware_kind:
         updates["gpu"] = None  # never size the earlier card in place of hardware we do not know
+    elif state.gpu and (understanding.card_count or understanding.cards_added):
+        # "what about 2 gpus?", "2 of them", "one more": the conversation's card, that many.
+        counted = with_card_count(state.gpu, understanding.card_count, understanding.cards_added)
+        if counted:
+            updates["gpu"] = counted
     return state.model_copy(update=updates)
 
 

@@ -22,7 +22,13 @@ from typing import Any
 
 from assistant.offline.lexicon import lexicon, load_yaml
 from assistant.offline.notes import ReadingNote, note
-from assistant.offline.read_cards import find_cards, find_tensor_parallel, find_utilization, host_cards
+from assistant.offline.read_cards import (
+    find_card_count,
+    find_cards,
+    find_tensor_parallel,
+    find_utilization,
+    host_cards,
+)
 from assistant.offline.read_models import (
     family_list,
     find_draft,
@@ -81,6 +87,8 @@ SIZING_FACTS = (
     "train_optimizer",
     "notes",
     "family",
+    "card_count",
+    "cards_added",
 )
 # The yes/no readings of a message, each the lexicon pattern of the same name.
 MOVES = ("greeting", "thanks", "reset", "reveal_prompt", "injection", "sizing_words", "comparison")
@@ -112,6 +120,10 @@ class Understanding:
         str, ...
     ] = ()  # every card or class named and not ruled out, in order (gpu/card_class first)
     head_count: int | None = None  # people in the company or team: not a concurrency
+    # A number of cards with no card name ("what about 2 gpus?", "2 of them"): the conversation's
+    # card that many times; or the cards added to it ("one more", "y si compro otra?").
+    card_count: int | None = None
+    cards_added: int | None = None
     question: str | None = None  # what is asked when it is not "does it fit" (lexicon `questions`)
     budget: str | None = None  # a money figure as written ("30k USD"): acknowledged, never a context
     unknown_hardware: str | None = None  # hardware named that the catalog does not know, as written
@@ -243,6 +255,8 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     text, found["head_count"] = find_head_count(text, lex)
     text, found["users"] = find_users(text, lex, notes)
     text, found["context"] = find_context(text, lex, notes)
+    if not cards and not found["hardware_kind"]:
+        text, found["card_count"], found["cards_added"] = find_card_count(text, lex)
     # The workload is read from the whole message: "QLoRA" names a precision and a task at once.
     found["tasks"] = next((task for pattern, task in lex.tasks if pattern.search(task_text)), None)
     if found["tasks"] == "finetuning" and found["question"] is None:
