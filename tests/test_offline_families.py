@@ -218,3 +218,24 @@ def test_a_version_the_catalog_lacks_is_said_not_searched(
     assert not reply.calculations, "no other model is sized in its place"
     lead = _lead(reply.answer)
     assert written in lead and listed in lead, lead
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("mistral large 2 on an h100", "Mistral Large 2"),
+        ("qwen max on 8 h100", "Qwen Max"),
+        ("mistral nemo en una 4090", "Mistral Nemo"),
+    ],
+)
+def test_a_variant_the_family_lacks_is_no_default_model(text: str, written: str) -> None:
+    (reply,) = ask_turns(text)
+    assert not reply.calculations and reply.state.model is None
+    assert written in reply.answer and "Mistral 7B" not in _lead(reply.answer).split(";")[0]
+
+
+def test_a_variant_the_catalog_has_is_that_model() -> None:
+    (small,) = ask_turns("mistral small on a 4090")
+    assert small.state.model == "mistral-small-24b"
+    _, chosen = ask_turns("mistral large 2 on an h100", "ok the 24b then")
+    assert chosen.state.model == "mistral-small-24b" and chosen.calculations

@@ -77,6 +77,8 @@ def find_models(text: str, notes: list[ReadingNote]) -> tuple[str, list[FoundMod
         for position, key, model in sizeless:
             if _ASKS_WHICH.search(original[:position]) and len(family_members(find_family(key) or "")) > 1:
                 continue  # "which qwen3 fits an L4?": the family is asked for, not its default tag
+            if unknown_variant(text, key):
+                continue  # "mistral large 2": a model the catalog lacks, not Mistral's default
             text, sized = _size_after_name(text, key)  # "mistral 24": the family's 24B, not its default
             if all(found_model.model_id != (sized or model).model_id for found_model in found):
                 chosen = sized or model
@@ -174,6 +176,9 @@ def read_family(text: str) -> tuple[str, FamilyReading]:
     if mention is None:
         return text, FamilyReading()
     phrase, version = mention
+    variant = unknown_variant(text, phrase)
+    if variant:
+        return text, FamilyReading(unknown=(variant, phrase))
     if version is None:
         return text, FamilyReading(family=phrase if family_members(phrase) else None)
     spec = f"{phrase} {version}"
@@ -189,6 +194,23 @@ def read_family(text: str) -> tuple[str, FamilyReading]:
         model = next(model for model in family_members(phrase) if model.model_id == sized)
         return blank(text, *span), FamilyReading(model=model)
     return text, FamilyReading(unknown=(written, phrase))
+
+
+def unknown_variant(text: str, key: str) -> str | None:
+    """ "mistral large 2", "qwen max": a variant word after a family name (lexicon `model_variant`)
+    that no catalog model of the family carries; the model as written ("Mistral Large 2"), else None."""
+    variant = lexicon().model_variant.pattern
+    version = r"(?:[\s\-_]+(\d+(?:\.\d+)?)(?![\d.]))?"
+    pattern = rf"(?<![a-z0-9.]){_name_pattern(key)}[\s\-_]+({variant})(?![a-z0-9]){version}"
+    match = re.search(pattern, text)
+    if not match:
+        return None
+    family = find_family(key) or key
+    word = match.group(1)
+    if any(word in name_key(model.label).split() for model in family_members(family)):
+        return None
+    written = f"{family_label(family)} {word.capitalize() if len(word) > 2 else word.upper()}"
+    return written + (f" {match.group(2)}" if match.group(2) else "")
 
 
 def _is_card_count(text: str, span: tuple[int, int]) -> bool:
