@@ -117,8 +117,8 @@ class CalculateVramArgs(BaseModel):
     gpu: str | None = Field(
         default=None,
         description=(
-            "A card ('l40s', 'h100', 'rtx 4090'), optionally with a count ('l40s:2'), or a card class "
-            "('48gb', '2x80gb'). Omit to compare the card classes."
+            "A card ('l40s', 'rtx 4090'), with a count ('l40s:2'), a class ('48gb', '2x80gb'), "
+            "a memory ('24gb') or a CPU host's RAM ('cpu-16gb'). Omit to compare the classes."
         ),
     )
     kv_dtype: str | None = Field(

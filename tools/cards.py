@@ -23,6 +23,9 @@ _MAX_GPUS = 64
 # nvidia-smi shows (RTX 4090 "24 GB" = 24564 MiB, RTX 3090 24576 MiB), so N GB = N x 1024 MiB,
 # less the default driver reservation. Bounded to what one accelerator or host could hold.
 _GENERIC_CARD = re.compile(r"(\d{1,4})\s?gb")
+# A CPU-only host known only by its RAM ("a laptop with 16 GB of RAM", "cpu-16gb"): DIMM "GB" is
+# binary too, less what the OS keeps (cards.json cpu_memory); no bandwidth, so no speed.
+_GENERIC_HOST = re.compile(r"cpu-(\d{1,4})gb")
 _GENERIC_MAX_GB = 4096
 # The bilingual fields of a card class in card_classes.json.
 CLASS_TEXTS = ("label", "per_card", "serves", "catch")
@@ -101,6 +104,9 @@ def list_cards() -> list[Card]:
 
 def card_facts(card_id: str) -> CardFacts:
     facts = _card_facts().get(card_id)
+    host = _GENERIC_HOST.fullmatch(card_id)
+    if facts is None and host:
+        return generic_host(int(host.group(1)))
     if facts is None and is_generic(card_id):
         return generic_card(int(card_id[:-2]))
     if facts is None:
@@ -126,15 +132,27 @@ def resolve_card(name: str) -> Card:
     card_id = _card_index().get(_normalise(name))
     if card_id is not None:
         return card_facts(card_id).card
+    host = _GENERIC_HOST.fullmatch(name.strip().lower())
+    if host:
+        return generic_host(int(host.group(1))).card
     generic = _GENERIC_CARD.fullmatch(name.strip().lower())
     if generic:
         return generic_card(int(generic.group(1))).card
-    raise UnknownCardError(name, [*(c.id for c in list_cards()), "or a memory size such as 24gb"])
+    raise UnknownCardError(
+        name,
+        [*(c.id for c in list_cards()), "or a memory size such as 24gb (cpu-64gb: a CPU-only host's RAM)"],
+    )
 
 
 def is_generic(card_id: str) -> bool:
-    """True for a card known only by its memory ("24gb"), not from the catalog."""
-    return card_id not in _card_facts() and bool(_GENERIC_CARD.fullmatch(card_id))
+    """True for a card or CPU host known only by its memory ("24gb", "cpu-16gb"), not from the catalog."""
+    return card_id not in _card_facts() and generic_memory_gb(card_id) is not None
+
+
+def generic_memory_gb(card_id: str) -> int | None:
+    """The memory of a card or CPU host known only by it ("24gb" -> 24, "cpu-16gb" -> 16)."""
+    match = _GENERIC_HOST.fullmatch(card_id) or _GENERIC_CARD.fullmatch(card_id)
+    return int(match.group(1)) if match else None
 
 
 @cache
@@ -154,6 +172,31 @@ def generic_card(gigabytes: int) -> CardFacts:
         bandwidth_gbps=None,
         vendor="generic",
         marketing=f"{gigabytes} GB",
+    )
+    return CardFacts(card, usable)
+
+
+@cache
+def generic_host(gigabytes: int) -> CardFacts:
+    """A CPU-only host with `gigabytes` GB of RAM, less what the OS keeps, and nothing else known."""
+    doc = _load("cards.json")
+    reserved_mib = int(doc["cpu_memory"]["os_reserved_mib"])
+    least = reserved_mib // 1024 + 1
+    message = f"host memory {gigabytes} GB must be from {least} to {_GENERIC_MAX_GB} GB"
+    check_range(gigabytes, least, _GENERIC_MAX_GB, "host_memory_gb", message)
+    memory_mib = gigabytes * 1024
+    usable = (memory_mib - reserved_mib) * MIB
+    card = Card(
+        id=f"cpu-{gigabytes}gb",
+        name=f"CPU only, {gigabytes} GB RAM",
+        aliases=[],
+        memory_mib=memory_mib,
+        usable_gb=round(usable / GB, 2),
+        bandwidth_gbps=None,
+        vendor="cpu",
+        marketing=f"{gigabytes} GB RAM",
+        kind="cpu",
+        suggested=False,
     )
     return CardFacts(card, usable)
 
