@@ -265,7 +265,7 @@ EVERYDAY: list[tuple[str, dict[str, Any]]] = [
     ("una rtx 2060 de 12gb", {"gpu": "12gb", "unknown_hardware": "rtx 2060"}),
     ("llama 3.1 8b on an rtx 2070", {"gpu": None, "unknown_hardware": "rtx 2070"}),
     ("Mac mini 64GB", {"gpu": "apple-m4-pro-64gb", "hardware_kind": "apple"}),
-    ("servidor sin gpu con 256 GB de RAM", {"gpu": "256gb", "hardware_kind": "cpu"}),
+    ("servidor sin gpu con 256 GB de RAM", {"gpu": "cpu-256gb", "hardware_kind": "cpu"}),
     ("H100 or H200 for a 70B", {"cards": ("h100-80gb", "h200"), "comparison": True}),
     ("no, en una l4, no en la l40s", {"cards": ("l4",)}),
     ("no, the 70b, not the 8b", {"model": "70b", "other_models": ()}),

@@ -23,7 +23,7 @@ from assistant.offline.sizing import Calculations, SizingPlan, calculate, head_c
 from assistant.offline.texts import Texts
 from assistant.offline.understanding import Understanding
 from tools import CardOption, SizingRequest, SizingResult, card_classes, default_engine, list_cards
-from tools.cards import is_generic, resolve_card
+from tools.cards import generic_memory_gb, is_generic, resolve_card
 from tools.catalog import resolve
 from tools.engines import ENGINE_LABELS
 from tools.errors import SizingError
@@ -217,8 +217,8 @@ def notes(plan: SizingPlan | None, reading: Understanding, texts: Texts) -> list
     if plan is not None:
         spec = plan.gpu or ""
         name = spec.partition(":")[0]
-        if name and is_generic(name):
-            gigabytes = int(name[:-2])
+        gigabytes = generic_memory_gb(name) if name and is_generic(name) else None
+        if gigabytes is not None:
             if reading.unknown_hardware:
                 out.append(texts.fill("hardware_unknown_sized", name=reading.unknown_hardware))
             if reading.hardware_kind == "apple":

@@ -62,6 +62,8 @@ class Lexicon:
     unknown_hardware: re.Pattern[str]
     apple: re.Pattern[str]
     cpu: re.Pattern[str]
+    system_ram: re.Pattern[str]
+    gpu_words: re.Pattern[str]
     # LoRA adapters served.
     lora_slots: re.Pattern[str]
     lora_enable: re.Pattern[str]

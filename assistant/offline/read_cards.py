@@ -4,6 +4,7 @@ and CPU-only hosts, and the vLLM flags that set the card count and its memory sh
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from assistant.offline.lexicon import Lexicon, lexicon
 from assistant.offline.names import CardName, card_key, catalog
@@ -57,7 +58,7 @@ def with_card_count(spec: str, count: int | None, added: int | None) -> str | No
     memory = re.fullmatch(r"(?:(\d+)x)?(\d+)gb", base)
     if memory:
         cards, base = int(memory.group(1) or cards), f"{memory.group(2)}gb"
-    elif cat.kinds.get(base) in ("apple", "cpu"):
+    elif cat.kinds.get(base) in ("apple", "cpu") or base.startswith("cpu-"):
         return None
     wanted = count if count is not None else cards + (added or 0)
     if wanted < 1:
@@ -117,7 +118,13 @@ def find_cards(
                 start = match.end() + memory.start()
                 said_gb = float(memory.group(2))
                 joined = _MEMORY_JOIN.fullmatch(text[match.end() : start])
-                if joined and not any(said_gb == other.memory_gb for other in cards):
+                kind = cat.kinds.get(card.card_id)
+                if joined and kind == "cpu" and said_gb != card.memory_gb:
+                    # "cpu only 16gb ram": the host with that RAM, not the catalog's default one
+                    card = replace(card, card_id=host_of_memory(said_gb))
+                elif kind not in ("apple", "cpu") and _RAM_AFTER.match(text, match.end() + memory.end()):
+                    pass  # "a 4090 with 64gb ram": the computer's RAM, not the card's memory
+                elif joined and not any(said_gb == other.memory_gb for other in cards):
                     name = re.sub(r"\s*\(\d+ GB\)", "", card.label)
                     notes.append(note("card_memory_unknown", written=f"{memory.group(2)} GB", card=name))
                 text = blank(text, start, match.end() + memory.end())
@@ -130,6 +137,10 @@ def find_cards(
         gigabytes = int(memory.group(2))
         if gigabytes < 10 and not lex.card_memory_words.search(text):
             continue  # "8 GB of weights" is not a card; "an 8 GB card" is
+        beside_gpu = found or lex.unknown_hardware.search(text)
+        if beside_gpu and _RAM_AFTER.match(text, memory.end()) and not lex.cpu.search(original):
+            text = blank(text, memory.start(), memory.end())
+            continue  # "32gb of ram and an rtx 3060": the computer's RAM, not a second card
         count = _count(memory.group(1))
         if count == 1 and tensor_parallel:
             count = tensor_parallel
@@ -153,6 +164,8 @@ def find_cards(
 
 # What may sit between a card's name and its memory: "4090 48gb", "m2 max de 32 gb", "m2 ultra with 64GB".
 _MEMORY_JOIN = re.compile(r"[\s\-(,]*(?:de|with|con|of|w/)?[\s(]*")
+# A memory figure said as RAM: "64gb ram", "32 gb of system ram", "16 gigas de ram".
+_RAM_AFTER = re.compile(r"\s+(?:(?:de|of)\s+)?(?:(?:system|ddr[345])\s+)?ram\b")
 # How far before a card's name its count may start: "sixteen tarjetas de nvidia ".
 _COUNT_REACH = 28
 _FRACTION_COUNT = re.compile(r"(?<![\w.,])(\d+[.,]\d+)\s*(?:x|\*)?\s*$")
@@ -171,6 +184,8 @@ def host_cards(
         kind = cat.kinds.get(cards[0][0].split(":")[0])
         if kind in ("apple", "cpu"):
             return cards, kind
+        if cards[0][0].startswith("cpu-"):  # a host known by its RAM ("cpu only 16gb")
+            return cards, "cpu"
     if said_kind is None:
         if cards or not re.search(r"\bddr[345]\b", folded):
             return cards, None
@@ -182,9 +197,19 @@ def host_cards(
     elif cards:
         return cards, said_kind  # a GPU named beside "no GPU" words: keep what was named
     host = _host_card(said_kind, memory, folded)
+    if host is None and said_kind == "cpu" and memory:
+        host = host_of_memory(memory)  # "16 GB of RAM, no GPU": a host the catalog lacks, by its RAM
     if host is None:
         return cards, said_kind
     return [(host, None), *cards[1:]], said_kind
+
+
+def host_of_memory(memory_gb: float) -> str:
+    """The CPU-only host with `memory_gb` of RAM: the catalog's entry of that memory, else a host
+    known only by its RAM ("cpu-16gb", no speed estimated)."""
+    cat = catalog()
+    same = [c for c in cat.cards if cat.kinds.get(c.card_id) == "cpu" and c.memory_gb == memory_gb]
+    return same[0].card_id if same else f"cpu-{int(memory_gb)}gb"
 
 
 _HOST_WORDS = re.compile(r"\b(m[1-5]|pro|max|ultra|mini|studio|ddr[45]|xeon|epyc)\b")

@@ -63,8 +63,10 @@ def host_defaults() -> dict[str, str]:
 
 
 def host_kind(gpu: str | None) -> str | None:
-    """ "apple" or "cpu" when the card is one of the catalog's Apple or CPU-only hosts."""
-    kind = catalog().kinds.get((gpu or "").split(":")[0])
+    """ "apple" or "cpu" when the card is one of the catalog's Apple or CPU-only hosts, or a
+    CPU-only host known by its RAM ("cpu-16gb")."""
+    name = (gpu or "").split(":")[0]
+    kind = catalog().kinds.get(name, "cpu" if name.startswith("cpu-") else None)
     return kind if kind in ("apple", "cpu") else None
 
 

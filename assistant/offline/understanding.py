@@ -236,6 +236,8 @@ def understand(message: str, default_language: Language = "en") -> Understanding
             notes.append(note("family_version_unknown", written=written, models=family_list(phrase)))
     text, cards = find_cards(text, tensor_parallel, notes)
     said_kind = "apple" if lex.apple.search(text) else "cpu" if lex.cpu.search(text) else None
+    if said_kind is None and len(cards) == 1 and _system_ram_only(folded, lex):
+        said_kind = "cpu"  # "a laptop with 16gb of ram": system memory, not a GPU's
     cards, found["hardware_kind"] = host_cards(cards, said_kind, folded)
     if cards:
         found["gpu"], found["card_class"] = cards[0]
@@ -265,6 +267,15 @@ def understand(message: str, default_language: Language = "en") -> Understanding
         found["train_seq"] = found["context"]  # "fine-tune it with 16k context": its sequences
     return Understanding(
         language=language, language_confident=confident, faq=faq, notes=tuple(notes), **found
+    )
+
+
+def _system_ram_only(folded: str, lex: Any) -> bool:
+    """A memory figure said as RAM, with no GPU word and no unknown GPU named beside it."""
+    return bool(
+        lex.system_ram.search(folded)
+        and not lex.gpu_words.search(folded)
+        and not lex.unknown_hardware.search(folded)
     )
 
 
