@@ -537,6 +537,10 @@ def answer_gpus(plan: SizingPlan, texts: Texts) -> Asked:
 
 
 def answer_cheapest(plan: SizingPlan, texts: Texts) -> Asked:
+    """The card with the least memory that holds the model (no prices are kept). With no precision
+    named, the smallest card at each of the three, the one with the least memory first."""
+    if plan.side_by_side:
+        return _cheapest_each(plan, texts)
     result = smallest_card(request_for(plan))
     if result is None:
         return Asked(lead=[texts["lead_cheapest_none"]])
@@ -544,6 +548,28 @@ def answer_cheapest(plan: SizingPlan, texts: Texts) -> Asked:
     return Asked(
         lead=[texts.fill("lead_cheapest", **_common(result, option, texts))], results=[result], block=result
     )
+
+
+def _cheapest_each(plan: SizingPlan, texts: Texts) -> Asked:
+    found = {precision: smallest_card(request_for(plan, precision)) for precision in plan.precisions}
+    fitting = [result for result in found.values() if result is not None]
+    if not fitting:
+        return Asked(lead=[texts["lead_cheapest_none"]])
+    # The least memory wins; at the same card the higher precision (listed first) does.
+    best = min(fitting, key=lambda result: result.options[0].usable_gb)
+    items = [
+        texts.fill(
+            "cheapest_item" if result else "cheapest_item_none",
+            precision=precision_label(precision, texts),
+            card=result.options[0].label if result else "",
+        )
+        for precision, result in found.items()
+    ]
+    lead = [
+        texts.fill("lead_cheapest_precision", **_common(best, best.options[0], texts)),
+        texts.fill("cheapest_each", items=_listed(items, texts)),
+    ]
+    return Asked(lead=lead, results=fitting, block=best)
 
 
 # --------------------------------------------------------------------------- comparisons
