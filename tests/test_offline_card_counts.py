@@ -64,3 +64,30 @@ def test_a_count_with_no_card_in_the_conversation_asks_which_card() -> None:
     assert "2 cards" in after.answer and "which card" in after.answer.lower()
     _, spanish = ask_turns("llama 3.1 70b en fp8", "y con dos tarjetas?")
     assert "2 tarjetas" in spanish.answer and "qué tarjeta" in spanish.answer.lower()
+
+
+@pytest.mark.parametrize(
+    ("then", "count", "asked"),
+    [
+        ("con tres?", 3, "¿3 qué: tarjetas o usuarios"),
+        ("and with 4?", 4, "4 of what: cards or concurrent users"),
+        ("what about 20?", 20, "20 of what"),
+    ],
+)
+def test_a_lone_number_asks_cards_or_users_and_keeps_the_conversation(
+    then: str, count: int, asked: str
+) -> None:
+    before, after = ask_turns("llama 3.1 8b on a 4090", then)
+    assert asked in after.answer and not after.calculations
+    assert (after.state.model, after.state.gpu, after.state.users) == (
+        before.state.model,
+        before.state.gpu,
+        before.state.users,
+    )
+    _, _, sized = ask_turns("llama 3.1 8b on a 4090", then, f"{count} users")
+    assert sized.state.users == count and sized.calculations
+
+
+def test_a_lone_number_with_no_model_is_no_sizing_question() -> None:
+    (reply,) = ask_turns("3")
+    assert "of what" not in reply.answer and not reply.calculations

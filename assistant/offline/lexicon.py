@@ -59,6 +59,7 @@ class Lexicon:
     card_memory_words: re.Pattern[str]
     card_count: re.Pattern[str]
     card_count_alone: tuple[re.Pattern[str], ...]  # "{n}" in the file: any number, in digits or words
+    bare_number: re.Pattern[str]
     unknown_hardware: re.Pattern[str]
     apple: re.Pattern[str]
     cpu: re.Pattern[str]
@@ -134,6 +135,7 @@ def lexicon() -> Lexicon:
         ),
         "workload": compile_patterns(raw["workload"]),
         "card_count_alone": _with_numbers(raw["card_count_alone"], raw["number_words"]),
+        "bare_number": _with_numbers([raw["bare_number"]], raw["number_words"])[0],
     }
     read = {
         spec.name: _compiled(str(spec.type), raw[spec.name])

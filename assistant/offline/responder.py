@@ -220,6 +220,10 @@ class OfflineResponder:
             parts.append(composer.compose_card_classes(words))
             search_query = words["search_sizing"]
             reply.missing = merged.missing_slots()
+        elif not parts and reading.bare_number and merged.model:
+            # "con tres?": three cards or three users is not said; the conversation is kept, and asked.
+            reply.intent = "clarify_number"
+            parts.append(words.fill("clarify_number", count=reading.bare_number))
         elif not parts:
             if reading.greeting:
                 reply.intent, text = "greeting", words["greeting"]

@@ -124,6 +124,8 @@ class Understanding:
     # card that many times; or the cards added to it ("one more", "y si compro otra?").
     card_count: int | None = None
     cards_added: int | None = None
+    # A message that is only a number ("con tres?", "and with 4?"): cards or users, asked back.
+    bare_number: int | None = None
     question: str | None = None  # what is asked when it is not "does it fit" (lexicon `questions`)
     budget: str | None = None  # a money figure as written ("30k USD"): acknowledged, never a context
     unknown_hardware: str | None = None  # hardware named that the catalog does not know, as written
@@ -265,9 +267,17 @@ def understand(message: str, default_language: Language = "en") -> Understanding
         found["question"] = "finetuning"
     if training and found["train_seq"] is None:
         found["train_seq"] = found["context"]  # "fine-tune it with 16k context": its sequences
+    bare = lex.bare_number.search(folded)
+    if bare and not notes and not any(found.get(name) for name in SIZING_FACTS):
+        said = bare.group("count")
+        found["bare_number"] = lex.number_words.get(said) or _digits(said)
     return Understanding(
         language=language, language_confident=confident, faq=faq, notes=tuple(notes), **found
     )
+
+
+def _digits(written: str) -> int:
+    return int(written) if written.isdigit() else 1  # "single", "sola"
 
 
 def _system_ram_only(folded: str, lex: Any) -> bool:
