@@ -8,7 +8,7 @@ import pytest
 
 from tests.conversation_scoring import ask_turns
 from tools import SizingRequest
-from tools.reverse import smallest_card
+from tools.reverse import fewest_gpus, smallest_card
 
 
 def _smallest(model: str, precision: str) -> str:
@@ -39,3 +39,21 @@ def test_a_named_precision_gives_its_smallest_card_alone() -> None:
     (reply,) = ask_turns("the cheapest card for llama 3.1 8b at 4 bits")
     assert {result.precision for result in reply.calculations} == {"int4"}
     assert _smallest("llama-3.1-8b", "int4") in reply.answer.split("\n\n")[0]
+
+
+@pytest.mark.parametrize(
+    ("question", "model", "precision"),
+    [
+        ("cheapest card for llama 3.1 405b", "llama-3.1-405b", "int4"),
+        ("la tarjeta mas barata para llama 405b en fp8", "llama-3.1-405b", "fp8"),
+    ],
+)
+def test_no_single_card_gives_the_fewest_cards_that_hold_it(
+    question: str, model: str, precision: str
+) -> None:
+    (reply,) = ask_turns(question)
+    found = fewest_gpus(SizingRequest(model=model, precision=precision))
+    assert found.result is not None and found.count and found.count > 1
+    lead = reply.answer.split("\n\n")[0]
+    assert found.result.options[0].label in lead
+    assert any(result.options[0].fits for result in reply.calculations)

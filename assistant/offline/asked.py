@@ -543,7 +543,7 @@ def answer_cheapest(plan: SizingPlan, texts: Texts) -> Asked:
         return _cheapest_each(plan, texts)
     result = smallest_card(request_for(plan))
     if result is None:
-        return Asked(lead=[texts["lead_cheapest_none"]])
+        return _cheapest_several(plan, texts)
     option = result.options[0]
     return Asked(
         lead=[texts.fill("lead_cheapest", **_common(result, option, texts))], results=[result], block=result
@@ -554,7 +554,7 @@ def _cheapest_each(plan: SizingPlan, texts: Texts) -> Asked:
     found = {precision: smallest_card(request_for(plan, precision)) for precision in plan.precisions}
     fitting = [result for result in found.values() if result is not None]
     if not fitting:
-        return Asked(lead=[texts["lead_cheapest_none"]])
+        return _cheapest_several(plan, texts)
     # The least memory wins; at the same card the higher precision (listed first) does.
     best = min(fitting, key=lambda result: result.options[0].usable_gb)
     items = [
@@ -570,6 +570,32 @@ def _cheapest_each(plan: SizingPlan, texts: Texts) -> Asked:
         texts.fill("cheapest_each", items=_listed(items, texts)),
     ]
     return Asked(lead=lead, results=fitting, block=best)
+
+
+def _cheapest_several(plan: SizingPlan, texts: Texts) -> Asked:
+    """No single card holds it: the fewest cards that do at each precision of the plan, the
+    least memory in all first."""
+    found = {precision: fewest_gpus(request_for(plan, precision)) for precision in plan.precisions}
+    fitting = {precision: count for precision, count in found.items() if count.result is not None}
+    if not fitting:
+        return Asked(lead=[texts.fill("lead_cheapest_none", count=GPU_COUNTS[-1])])
+    best = min(fitting.values(), key=lambda count: count.result.options[0].usable_gb if count.result else 0)
+    assert best.result is not None
+    option = best.result.options[0]
+    common = _common(best.result, option, texts)
+    lead = [texts.fill("lead_cheapest_several", **common)]
+    if len(plan.precisions) > 1:
+        items = [
+            texts.fill(
+                "cheapest_item" if count.result else "cheapest_item_none",
+                precision=precision_label(precision, texts),
+                card=f"{count.count}× {card_label(count.card, texts.language)}" if count.result else "",
+            )
+            for precision, count in found.items()
+        ]
+        lead.append(texts.fill("cheapest_each_several", items=_listed(items, texts)))
+    results = [count.result for count in fitting.values() if count.result is not None]
+    return Asked(lead=lead, results=results, block=best.result)
 
 
 # --------------------------------------------------------------------------- comparisons
