@@ -1,7 +1,8 @@
 """A number between a model family and a card is read once: as the family's version where the
 catalog has that version ("qwen 3 h100": Qwen3 on one H100), as the card count where it has
 not and a card follows ("deepseek 8 h200": eight H200s, and the answer says so), else as a size
-written without its "b" ("gpt oss 20"). A card count may have a count
+written without its "b" ("gpt oss 20"); beyond one node's 8 cards a number that is a family
+model's size is that size ("qwen3 32 h100": Qwen3 32B on one H100). A card count may have a count
 noun or the maker between it and the card ("8 gpus h100", "4 tarjetas l40s", "two nvidia h100")."""
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ def test_a_count_noun_or_maker_between_count_and_card_keeps_the_count(text: str,
         ("qwen 72 on 2 h100", "qwen2.5-72b", None, "h100-80gb:2"),
         ("mistral 24 on a 4090", "mistral-small-24b", None, "rtx-4090"),
         ("llama3.1 70 en 2 a100", "llama-3.1-70b", None, "a100-80gb:2"),
+        # Beyond one node's 8 cards, a number that is a family model's size is the size.
+        ("qwen3 32 h100", "qwen3-32b", None, "h100-80gb"),
+        ("deepseek 16 h100", None, "deepseek", "h100-80gb:16"),  # no 16B DeepSeek: 16 cards
     ],
 )
 def test_a_number_after_a_family_is_its_version_or_the_card_count(

@@ -186,7 +186,7 @@ def read_family(text: str) -> tuple[str, FamilyReading]:
     if family_members(spec):
         return (blank(text, *span) if span else text), FamilyReading(family=spec)
     written = f"{family_label(phrase)} {version}"
-    if span and _is_card_count(text, span):
+    if span and _reads_as_count(text, span, phrase):
         family = phrase if family_members(phrase) else None
         return text, FamilyReading(family=family, counted=(written, version))
     sized = family_model_of_size(phrase, f"{version}b")
@@ -211,6 +211,20 @@ def unknown_variant(text: str, key: str) -> str | None:
         return None
     written = f"{family_label(family)} {word.capitalize() if len(word) > 2 else word.upper()}"
     return written + (f" {match.group(2)}" if match.group(2) else "")
+
+
+# The cards of one node: a count beyond it that is also a family model's size is the size
+# ("qwen3 32 h100": Qwen3 32B on an H100, not 32 H100s for the 8B).
+NODE_GPUS = 8
+
+
+def _reads_as_count(text: str, span: tuple[int, int], family: str) -> bool:
+    """Whether the number at `span`, after `family`, is the count of the card after it."""
+    if not _is_card_count(text, span):
+        return False
+    number = float(text[span[0] : span[1]])
+    sized = family_model_of_size(family, f"{text[span[0] : span[1]]}b")
+    return number <= NODE_GPUS or _BARE.fullmatch(sized) is not None
 
 
 def _is_card_count(text: str, span: tuple[int, int]) -> bool:
@@ -292,7 +306,7 @@ def _size_after_name(text: str, key: str) -> tuple[str, ModelName | None]:
     one of its family's models, written without its "b"; that model, and the number blanked."""
     family = find_family(key)
     match = re.search(rf"{_name_pattern(key)}[\s\-_]*(\d+(?:\.\d+)?)(?![\d.])", text)
-    if not family or not match or _is_card_count(text, match.span(1)):  # "qwen3 8 h100": 8 cards
+    if not family or not match or _reads_as_count(text, match.span(1), family):  # "qwen3 8 h100": 8 cards
         return text, None
     sized = family_model_of_size(family, f"{match.group(1)}b")
     model = next((model for model in family_members(family) if model.model_id == sized), None)
