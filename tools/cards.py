@@ -160,43 +160,40 @@ def generic_card(gigabytes: int) -> CardFacts:
     """A card with `gigabytes` GB of memory and nothing else known (no bandwidth, so no speed)."""
     message = f"card memory {gigabytes} GB must be from 1 to {_GENERIC_MAX_GB} GB"
     check_range(gigabytes, 1, _GENERIC_MAX_GB, "card_memory_gb", message)
-    doc = _load("cards.json")
-    memory_mib = gigabytes * 1024
-    usable = (memory_mib - int(doc["default_driver_reserved_mib"])) * MIB
-    card = Card(
-        id=f"{gigabytes}gb",
-        name=f"{gigabytes} GB GPU",
-        aliases=[],
-        memory_mib=memory_mib,
-        usable_gb=round(usable / GB, 2),
-        bandwidth_gbps=None,
-        vendor="generic",
-        marketing=f"{gigabytes} GB",
+    reserved_mib = int(_load("cards.json")["default_driver_reserved_mib"])
+    return _memory_only(
+        f"{gigabytes}gb", f"{gigabytes} GB GPU", gigabytes, reserved_mib, "generic", "datacenter"
     )
-    return CardFacts(card, usable)
 
 
 @cache
 def generic_host(gigabytes: int) -> CardFacts:
     """A CPU-only host with `gigabytes` GB of RAM, less what the OS keeps, and nothing else known."""
-    doc = _load("cards.json")
-    reserved_mib = int(doc["cpu_memory"]["os_reserved_mib"])
+    reserved_mib = int(_load("cards.json")["cpu_memory"]["os_reserved_mib"])
     least = reserved_mib // 1024 + 1
     message = f"host memory {gigabytes} GB must be from {least} to {_GENERIC_MAX_GB} GB"
     check_range(gigabytes, least, _GENERIC_MAX_GB, "host_memory_gb", message)
+    name = f"CPU only, {gigabytes} GB RAM"
+    return _memory_only(f"cpu-{gigabytes}gb", name, gigabytes, reserved_mib, "cpu", "cpu")
+
+
+def _memory_only(
+    card_id: str, name: str, gigabytes: int, reserved_mib: int, vendor: str, kind: str
+) -> CardFacts:
+    """A card or host known only by its memory: N GB = N x 1024 MiB, less `reserved_mib`."""
     memory_mib = gigabytes * 1024
     usable = (memory_mib - reserved_mib) * MIB
     card = Card(
-        id=f"cpu-{gigabytes}gb",
-        name=f"CPU only, {gigabytes} GB RAM",
+        id=card_id,
+        name=name,
         aliases=[],
         memory_mib=memory_mib,
         usable_gb=round(usable / GB, 2),
         bandwidth_gbps=None,
-        vendor="cpu",
-        marketing=f"{gigabytes} GB RAM",
-        kind="cpu",
-        suggested=False,
+        vendor=vendor,
+        marketing=f"{gigabytes} GB" + (" RAM" if kind == "cpu" else ""),
+        kind=kind,
+        suggested=kind != "cpu",
     )
     return CardFacts(card, usable)
 
