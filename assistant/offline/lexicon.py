@@ -21,6 +21,18 @@ Pairs = tuple[tuple[re.Pattern[str], str], ...]
 
 
 @dataclass(frozen=True)
+class LengthPatterns:
+    """Request lengths said through what a request carries (lexicon.yaml `length_words`): each
+    pattern has the groups n (the number), k (a thousands suffix) and tok (the word "tokens")."""
+
+    input_after: re.Pattern[str]  # "each contract is about 6000 tokens"
+    input_before: re.Pattern[str]  # "8k-token documents", "6k tokens per question"
+    output_after: re.Pattern[str]  # "summaries around 400 tokens", "y el resumen 300"
+    output_before: re.Pattern[str]  # "a 150 token reply", "600 tokens generated"
+    output_into: re.Pattern[str]  # "... into 250 tokens", after a prompt's length only
+
+
+@dataclass(frozen=True)
 class Lexicon:
     # Read apart from the rest (their YAML shape is their own).
     language_markers: dict[str, frozenset[str]]
@@ -46,6 +58,7 @@ class Lexicon:
     context_k: int
     input_len: re.Pattern[str]
     output_len: re.Pattern[str]
+    length_words: LengthPatterns
     budget: re.Pattern[str]
     # Models: sizes, a speculative draft, a Hub repo's quantized name.
     model_size: tuple[re.Pattern[str], ...]
@@ -121,6 +134,18 @@ def _with_numbers(patterns: list[str], number_words: dict[str, int]) -> tuple[re
     return tuple(re.compile(pattern.replace("{n}", number)) for pattern in patterns)
 
 
+def _length_patterns(raw: dict[str, str]) -> LengthPatterns:
+    parts = {name: raw[name] for name in ("input", "output", "tokens", "gap")} | {"n": raw["number"]}
+
+    def compiled(name: str) -> re.Pattern[str]:
+        pattern = raw[name]
+        for part, written in parts.items():
+            pattern = pattern.replace("{" + part + "}", written)
+        return re.compile(pattern)
+
+    return LengthPatterns(**{spec.name: compiled(spec.name) for spec in fields(LengthPatterns)})
+
+
 @lru_cache(maxsize=1)
 def lexicon() -> Lexicon:
     """The compiled lexicon (read once per process)."""
@@ -136,6 +161,7 @@ def lexicon() -> Lexicon:
         "workload": compile_patterns(raw["workload"]),
         "card_count_alone": _with_numbers(raw["card_count_alone"], raw["number_words"]),
         "bare_number": _with_numbers([raw["bare_number"]], raw["number_words"])[0],
+        "length_words": _length_patterns(raw["length_words"]),
     }
     read = {
         spec.name: _compiled(str(spec.type), raw[spec.name])

@@ -105,16 +105,38 @@ def first_number(match: re.Match[str]) -> tuple[str, str | None] | None:
 
 
 def find_lengths(text: str, lex: Lexicon) -> tuple[str, int | None, int | None]:
-    """ "1000 tokens in and 200 out", "prompts of 4k tokens": per-request lengths, never a context."""
-    lengths: list[int | None] = []
-    for pattern in (lex.input_len, lex.output_len):
-        match = pattern.search(text)
-        read = first_number(match) if match else None
-        value = scaled(read[0], read[1], 1000) if read else None
-        if match and value:
-            text = blank(text, match.start(), match.end())
-        lengths.append(value)
-    return text, lengths[0], lengths[1]
+    """ "1000 tokens in and 200 out", "prompts of 4k tokens", "each contract is about 6000 tokens
+    and the summary 400": per-request lengths, never a context."""
+    words = lex.length_words
+    text, prompt, prompt_end = _length(text, (lex.input_len,), None)
+    if prompt is None:
+        text, prompt, prompt_end = _length(text, (words.input_after, words.input_before), None)
+    text, answer, _ = _length(text, (lex.output_len,), None)
+    if answer is None:
+        # Without the word "tokens" an answer's number is one only after a prompt's length.
+        text, answer, _ = _length(text, (words.output_after, words.output_before), prompt_end)
+    if answer is None and prompt_end is not None:
+        text, answer, _ = _length(text, (words.output_into,), prompt_end, after=prompt_end)
+    return text, prompt, answer
+
+
+def _length(
+    text: str, patterns: tuple[re.Pattern[str], ...], prompt_end: int | None, after: int = 0
+) -> tuple[str, int | None, int | None]:
+    """The first pattern's length (its span blanked) and where that span ends. A match whose
+    pattern has a `tok` group needs it filled unless a prompt's length was read (`prompt_end`)."""
+    for pattern in patterns:
+        for match in pattern.finditer(text, after):
+            if "tok" in pattern.groupindex and not match.group("tok") and prompt_end is None:
+                continue
+            if "n" in pattern.groupindex:
+                read: tuple[str, str | None] | None = (match.group("n"), match.group("k"))
+            else:
+                read = first_number(match)
+            value = scaled(read[0], read[1], 1000) if read else None
+            if value:
+                return blank(text, match.start(), match.end()), value, match.end()
+    return text, None, None
 
 
 def find_budget(text: str, lex: Lexicon) -> tuple[str, str | None]:

@@ -89,7 +89,7 @@ def find_workload(text: str, patterns: WorkloadPatterns) -> tuple[str, WorkloadR
             tpot, text = value, _blanked(text, match)
     match = patterns.min_speed.search(text)
     if match and tpot is None:
-        value = _number(match.group(1))
+        value = _number(next(group for group in match.groups() if group))
         if value is not None:
             tpot, text = 1000.0 / value, _blanked(text, match)
     return text, WorkloadReading(service, rate, ttft, tpot)
