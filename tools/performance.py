@@ -64,6 +64,9 @@ class Workload(NamedTuple):
     rate: float | None  # offered requests per second
     saturate: bool  # as many users as the memory holds
     target: PerformanceTarget | None
+    # The request's lengths were given: each sequence holds input_len + output_len tokens, not the
+    # whole context, so a paged KV cache holds more of them (`performance_sizing.held_sequences`).
+    lengths_given: bool = False
 
 
 @cache
@@ -95,6 +98,17 @@ def _positive(name: str, value: object, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
         raise InvalidInputError(f"{name} must be a positive number ({what}), got {value!r}")
     return float(value)
+
+
+def request_tokens(service: str | None, input_len: int | None, output_len: int | None) -> int | None:
+    """Tokens one request holds when its prompt's length was said: the prompt plus the answer
+    given, else the service class's answer (the default class when none or an unknown one is
+    named). None when no prompt length was said: the class's prompt then fits any context."""
+    if input_len is None or input_len <= 0:
+        return None
+    classes = service_classes()
+    cls = classes["classes"].get(service or "", classes["classes"][classes["default"]])
+    return input_len + (output_len if output_len and output_len > 0 else int(cls["output_len"]))
 
 
 def workload_from_request(request: SizingRequest, context: int | None = None) -> Workload:
@@ -144,7 +158,7 @@ def workload_from_request(request: SizingRequest, context: int | None = None) ->
     saturate = bool(
         request.users_max or (service and cls.get("saturate") and rate is None and request.users == 1)
     )
-    return Workload(input_len, output_len, request.users, rate, saturate, target)
+    return Workload(input_len, output_len, request.users, rate, saturate, target, explicit)
 
 
 @cache

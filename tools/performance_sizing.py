@@ -94,8 +94,30 @@ def option_performance(
     if evaluation.option.max_concurrent_sequences < 1:
         return None
     return estimate_performance(
-        scenario, card, gpus, workload, evaluation.option.max_concurrent_sequences, measured
+        scenario, card, gpus, workload, held_sequences(evaluation, workload, scenario), measured
     )
+
+
+def held_sequences(evaluation: Evaluation, workload: Workload, scenario: Scenario) -> int:
+    """Sequences the option's memory holds under this load. The memory verdict counts sequences of
+    the whole context; where the request's lengths were given and the engine pages its KV cache
+    (vLLM, SGLang, TensorRT-LLM allocate blocks as a sequence grows), each holds only its prompt
+    and answer, so the same room holds more, up to the engine's sequence limit (vLLM's
+    --max-num-seqs). The sliding-window layers' share is kept at the context's: never more than
+    the room holds. llama.cpp gives every slot the whole context up front."""
+    held = evaluation.option.max_concurrent_sequences
+    est = evaluation.estimate
+    tokens = workload.input_len + workload.output_len
+    if not workload.lengths_given or est.engine in ("llamacpp", "ollama", "transformers"):
+        return held
+    if tokens >= scenario.context or est.kv_bytes_per_sequence <= 0 or est.pipeline > 1:
+        return held
+    fixed = max(est.kv_bytes_per_sequence - est.kv_bytes_per_token * scenario.context, 0)
+    per_sequence = est.kv_bytes_per_token * tokens + fixed
+    more = int(est.kv_room_bytes // per_sequence) if per_sequence > 0 else held
+    if est.scheduler is not None:
+        more = min(more, est.scheduler[0])
+    return max(held, more)
 
 
 def _times(one: PerformanceEstimate, factor: float, copies: int, lang: Language) -> PerformanceEstimate:
@@ -268,10 +290,14 @@ def add_performance(
                 )
             )
         elif not meeting:
-            update["suggestions"] = [
-                *result.suggestions,
-                *_target_suggestions(scenario, evaluations, options, workload, measured),
-            ]
+            for_load = _target_suggestions(scenario, evaluations, options, workload, measured)
+            missed = (
+                [perf_text("perf_none_meets", lang, target=target_text(target, lang))]
+                if target is not None and has_target and for_load
+                else []
+            )
+            update["suggestions"] = [*result.suggestions, *missed, *for_load]
+            update["performance_suggestions"] = for_load
     if result.alternatives:
         alternatives = _alternatives_with_performance(scenario, result.alternatives, workload, measured)
         update["alternatives"] = alternatives
@@ -298,13 +324,11 @@ def _target_suggestions(
     workload: Workload,
     measured: list[Measurement],
 ) -> list[str]:
-    lang, target = scenario.lang, workload.target
+    lang = scenario.lang
     fitting = [i for i, o in enumerate(options) if o.fits]
     if not fitting:
         return []  # the memory suggestions come first
     lines = []
-    if target is not None and (target.ttft_ms is not None or target.tpot_ms is not None):
-        lines.append(perf_text("perf_none_meets", lang, target=target_text(target, lang)))
     index = fitting[0]
     ev = evaluations[index]
 
@@ -316,7 +340,7 @@ def _target_suggestions(
                 lang,
                 rate=number(workload.rate, lang, 2),
                 needed=integer(round(workload.rate * _latency_s(first)), lang),
-                held=integer(ev.option.max_concurrent_sequences, lang),
+                held=integer(held_sequences(ev, workload, scenario), lang),
             )
         )
     replicas = _replicas(scenario, ev, workload, measured) if workload.users > 1 or workload.rate else None

@@ -234,6 +234,9 @@ class SizingResult(BaseModel):
     arithmetic: list[str]
     caveat: str | None
     suggestions: list[str]
+    # Of the suggestions, those for the load or latency target (more copies, more GPUs, a faster
+    # card): what an answer about speed quotes without the memory ones.
+    performance_suggestions: list[str] = Field(default_factory=list)
     below_16_bit: bool
     # When no option fits: hardware beyond the compared options that holds this request unchanged
     # (more GPUs of the largest option, or as many larger cards), each computed like an option.
