@@ -29,7 +29,7 @@ from tools.engines import ENGINE_LABELS
 from tools.errors import SizingError
 from tools.finetune import FinetuneSpec
 from tools.performance import basis_text, perf_text, published_text, target_text
-from tools.performance_sizing import calibrated_estimate
+from tools.performance_sizing import acceptable, calibrated_estimate
 from tools.reverse import GPU_COUNTS, fewest_gpus, largest_model, longest_context, smallest_card
 from tools.schemas import Band, PerformanceEstimate
 from tools.texts import number
@@ -117,11 +117,14 @@ def performance_lead(
     if not plan.workload and question not in ("throughput", "latency"):
         return []
     shown = calculations.on_card or calculations.by_class
-    result = shown[0]
+    # Side by side, the speed is the recommended precision's, as the answer's advice is.
+    chosen = composer.recommended_precision(shown, plan) if len(shown) > 1 else None
+    index = shown.index(chosen) if chosen is not None else 0
+    result = shown[index]
     option = composer.focus_option(result, plan)
     lead: list[str] = []
     if (option is None or not option.fits) and calculations.by_class:
-        result = calculations.by_class[0]
+        result = calculations.by_class[index if index < len(calculations.by_class) else 0]
         fallback = composer.recommended_option(result)
         if fallback is not None and option is not None:
             lead.append(texts.fill("lead_perf_elsewhere", card=option.label, option=fallback.label))
@@ -145,8 +148,12 @@ def performance_lead(
     )
     users = estimate.concurrency.best
     in_flight = number(users, lang, 0 if users >= 10 or users == round(users) else 1)
+    label = option.label
+    if len(shown) > 1:
+        precision = precision_label(result.precision, texts)
+        label = texts.fill("lead_option_precision", option=label, precision=precision)
     common = {
-        "option": option.label,
+        "option": label,
         "users": in_flight,
         "requests": texts["requests_one"]
         if in_flight == "1"
@@ -533,7 +540,12 @@ def answer_gpus(plan: SizingPlan, texts: Texts) -> Asked:
     common["card"] = card_label(found.card, texts.language)
     key = "lead_gpus_any" if card is None else "lead_gpus_one" if found.count == 1 else "lead_gpus"
     lead = texts.fill(key, count=found.count, **common)
-    return Asked(lead=[lead, texts["gpus_counts_note"]], results=[result], block=result)
+    # A load was named ("10 requests per second"): how fast the count that holds it serves it,
+    # and when it cannot keep up, what would (the calculator's suggestions for the load).
+    speed = performance_lead(None, plan, Calculations(plan, [result], []), texts)
+    estimate = estimate_of(option) if speed else None
+    more = result.performance_suggestions if estimate is not None and not acceptable(estimate) else []
+    return Asked(lead=[lead, *speed, *more, texts["gpus_counts_note"]], results=[result], block=result)
 
 
 def answer_cheapest(plan: SizingPlan, texts: Texts) -> Asked:

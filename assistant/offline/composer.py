@@ -293,7 +293,7 @@ def compose_sizing(
         on_card = (
             texts.fill("on_card", card=shown[0].options[0].label) if plan.gpu and shown[0].options else ""
         )
-        chosen = _recommended_precision(shown, plan)
+        chosen = recommended_precision(shown, plan)
         intro = texts.fill(
             intro_key,
             model=model_label(shown[0]),
@@ -352,7 +352,7 @@ def arithmetic_block(result: SizingResult, texts: Texts, focus: CardOption | Non
     return "\n".join([texts["arithmetic_title"], *(f"- {line}" for line in lines)])
 
 
-def _recommended_precision(results: Sequence[SizingResult], plan: SizingPlan) -> SizingResult | None:
+def recommended_precision(results: Sequence[SizingResult], plan: SizingPlan) -> SizingResult | None:
     """The precision to recommend side by side: on a named card the highest precision that fits
     it; otherwise the one that fits the smallest card class, at the highest precision there."""
     if plan.gpu or plan.card_class:

@@ -28,6 +28,7 @@ from assistant.offline.understanding import (
 from assistant.schemas import ConversationState, Language
 from tools import SizingRequest, SizingResult, calculate_vram, default_engine
 from tools.catalog import release_precisions
+from tools.performance import request_tokens
 
 # Defaults the answer states plainly when the visitor did not say. The context default is the
 # calculator's own (tools.SizingRequest.context), so offline answers and `sizing calc` agree.
@@ -287,7 +288,15 @@ def plan_sizing(
         precisions, side_by_side = (SIDE_BY_SIDE_GGUF if gguf else SIDE_BY_SIDE), True
     if gguf:
         precisions = tuple(GGUF_EQUIVALENT.get(precision, precision) for precision in precisions)
-    if state.context is None:
+    notes = list(understanding.notes) if understanding else []
+    context = state.context
+    needed = request_tokens(state.service, state.input_len, state.output_len)
+    if needed and needed > (context or DEFAULT_CONTEXT):
+        # A request longer than the context could never be served: size the context it needs.
+        key = "context_for_request_said" if context else "context_for_request"
+        notes.append(note(key, tokens=needed, value=context or DEFAULT_CONTEXT))
+        context = needed
+    elif context is None:
         assumed.append("context")
     users = state.users
     if users is None and state.head_count:
@@ -299,8 +308,6 @@ def plan_sizing(
         assumed.append("quantized")
     class_ids = catalog().class_ids
     card_class = state.gpu if state.gpu in class_ids else None
-    notes = list(understanding.notes) if understanding else []
-    context = state.context
     limit = model_context_limit(state.model) if context else None
     if context and limit and context > limit[1]:  # sized as asked, and said
         notes.append(note("context_over_model", model=limit[0], limit=limit[1], value=context))
