@@ -97,6 +97,9 @@ class ConversationState(BaseModel):
     tpot_ms: float | None = Field(default=None, gt=0, description="Target time per output token, ms.")
     input_len: int | None = Field(default=None, gt=0, description="Prompt tokens per request, when said.")
     output_len: int | None = Field(default=None, gt=0, description="Answer tokens per request, when said.")
+    job_count: int | None = Field(
+        default=None, gt=0, description="Requests in one batch job ('10,000 e-mails overnight'), when said."
+    )
     # Engine options the visitor's command line or words set (SizingRequest fields of the same name).
     max_loras: int | None = Field(default=None, gt=0, description="LoRA adapter slots (--max-loras).")
     max_lora_rank: int | None = Field(default=None, gt=0, description="--max-lora-rank of those slots.")
@@ -110,6 +113,11 @@ class ConversationState(BaseModel):
     train_seq: int | None = Field(default=None, gt=0, description="Tokens per training sequence, when said.")
     train_optimizer: str | None = Field(default=None, description="adamw | adamw8bit | sgd, when said.")
     gradient_checkpointing: bool | None = Field(default=None, description="Said on or off, when said.")
+    last_question: Literal["throughput", "latency", "gpu_count", "cheapest", "max_context"] | None = Field(
+        default=None,
+        description="What the last answer was asked (speed, latency, how many cards, the cheapest card, "
+        "the longest context): a follow-up that only changes a slot ('and with 32 users?') asks it again.",
+    )
     language: Language | None = Field(default=None, description="Language of the last answer.")
     history: list[Turn] = Field(default_factory=list, description=f"The last {HISTORY_TURNS} messages.")
 

@@ -177,3 +177,62 @@ def test_llama_cpp_slots_keep_the_whole_context() -> None:
     option = found.result.options[0]
     assert option.performance is not None
     assert option.performance.concurrency.best == option.max_concurrent_sequences
+
+
+@pytest.mark.parametrize(
+    ("message", "job", "prompt", "answer"),
+    [
+        (
+            "necesitamos procesar 10.000 correos cada noche con qwen2.5 7b, unos 800 tokens cada uno y "
+            "respuestas de 150. cuantas horas tarda en una l4?",
+            10_000,
+            800,
+            150,
+        ),
+        (
+            "we summarize 50k documents overnight, 3000 tokens each, 300-token summaries, llama 3.1 8b",
+            50_000,
+            3000,
+            300,
+        ),
+        (
+            "how long will it take to process 1 million tickets of 500 tokens with 100-token answers",
+            1_000_000,
+            500,
+            100,
+        ),
+        ("2000 documents overnight with llama 8b on a 4090", 2000, None, None),
+    ],
+)
+def test_a_batch_job_reads_its_size_and_its_requests_lengths(
+    message: str, job: int, prompt: int | None, answer: int | None
+) -> None:
+    reading = understand(message)
+    assert reading.service == "batch_offline"
+    assert (reading.job_count, reading.input_len, reading.output_len) == (job, prompt, answer)
+
+
+def test_a_count_of_documents_outside_a_batch_question_is_no_job() -> None:
+    reading = understand("a chatbot over 2000 documents with llama 8b for 20 users")
+    assert reading.job_count is None and reading.users == 20
+
+
+def test_a_batch_job_says_how_long_it_takes_with_the_band() -> None:
+    (reply,) = ask_turns(
+        "we summarize 50k documents overnight, 3000 tokens each, 300-token summaries, llama 3.1 8b on an h100"
+    )
+    lead = reply.answer.split("\n\n")[0]
+    found = re.search(
+        r"documents per hour \(([\d,]+)–([\d,]+)\).*50,000 of them take about ([\d.]+) (hours|minutes)", lead
+    )
+    assert found, lead
+    low, high = (int(value.replace(",", "")) for value in found.group(1, 2))
+    hours = float(found.group(3)) / (60 if found.group(4) == "minutes" else 1)
+    # The job's time is its size over the documents per hour: within the band's ends.
+    assert 50_000 / high <= hours <= 50_000 / low
+    (spanish,) = ask_turns(
+        "necesitamos procesar 10.000 correos cada noche con qwen2.5 7b, unos 800 tokens cada uno y respuestas "
+        "de 150. cuantas horas tarda en una l4?"
+    )
+    assert re.search(r"10\.000 llevan [\d,]+ (?:minutos|horas) aproximadamente", spanish.answer)
+    assert "800 tokens de entrada + 150 de salida" in spanish.answer

@@ -108,6 +108,16 @@ def decode_rate(option: CardOption) -> float | None:
     return estimate.output_tok_s_per_user.best if estimate else option.decode_tokens_per_s
 
 
+def duration(seconds: float, texts: Texts) -> str:
+    """A job's time in the unit a visitor reads: minutes under 90, hours under two days, days."""
+    lang = texts.language
+    if seconds < 90 * 60:
+        return texts.fill("duration_minutes", value=number(max(seconds / 60, 1), lang, 0))
+    if seconds < 48 * 3600:
+        return texts.fill("duration_hours", value=number(seconds / 3600, lang, 1))
+    return texts.fill("duration_days", value=number(seconds / 86400, lang, 1))
+
+
 def performance_lead(
     question: str | None, plan: SizingPlan, calculations: Calculations, texts: Texts
 ) -> list[str]:
@@ -170,6 +180,17 @@ def performance_lead(
                 "lead_documents", docs=docs["best"], docs_low=docs["low"], docs_high=docs["high"], **common
             )
         )
+        if plan.job_count:  # "10,000 e-mails overnight": how long the job takes, the same band
+            rate = estimate.requests_per_s
+            lead.append(
+                texts.fill(
+                    "lead_job",
+                    job=count(plan.job_count, texts),
+                    time=duration(plan.job_count / rate.best, texts),
+                    time_low=duration(plan.job_count / rate.high, texts),
+                    time_high=duration(plan.job_count / rate.low, texts),
+                )
+            )
     else:
         lead.append(
             texts.fill(

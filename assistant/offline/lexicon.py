@@ -59,6 +59,8 @@ class Lexicon:
     input_len: re.Pattern[str]
     output_len: re.Pattern[str]
     length_words: LengthPatterns
+    job_count: re.Pattern[str]
+    concept_question: re.Pattern[str]
     budget: re.Pattern[str]
     # Models: sizes, a speculative draft, a Hub repo's quantized name.
     model_size: tuple[re.Pattern[str], ...]
@@ -162,6 +164,7 @@ def lexicon() -> Lexicon:
         "card_count_alone": _with_numbers(raw["card_count_alone"], raw["number_words"]),
         "bare_number": _with_numbers([raw["bare_number"]], raw["number_words"])[0],
         "length_words": _length_patterns(raw["length_words"]),
+        "job_count": re.compile(raw["job_count"].replace("{input}", raw["length_words"]["input"])),
     }
     read = {
         spec.name: _compiled(str(spec.type), raw[spec.name])

@@ -139,6 +139,19 @@ def _length(
     return text, None, None
 
 
+def find_job_count(text: str, lex: Lexicon) -> tuple[str, int | None]:
+    """ "10.000 correos cada noche", "50k documents overnight": the requests of one batch job."""
+    match = lex.job_count.search(text)
+    if not match:
+        return text, None
+    suffix = match.group(2)
+    value = scaled(match.group(1), "k" if suffix == "mil" else suffix, 1000)
+    if not value:
+        return text, None
+    # The number only: the word after it may also carry the request's length ("tickets of 500 tokens").
+    return blank(text, match.start(), match.end(2) if match.group(2) else match.end(1)), value
+
+
 def find_budget(text: str, lex: Lexicon) -> tuple[str, str | None]:
     match = lex.budget.search(text)
     if not match:

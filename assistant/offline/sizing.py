@@ -138,6 +138,7 @@ class SizingPlan:
     tpot_ms: float | None = None
     input_len: int | None = None
     output_len: int | None = None
+    job_count: int | None = None  # requests in one batch job, when said (how long it takes)
     max_loras: int | None = None  # LoRA adapter slots served (--max-loras)
     max_lora_rank: int | None = None
     draft_model: str | None = None  # speculative decoding's draft model
@@ -217,7 +218,7 @@ def merge_slots(state: ConversationState, understanding: Understanding) -> Conve
         updates["precision"] = understanding.precisions[0]
     elif understanding.model and understanding.model_precisions and understanding.model_precisions[0]:
         updates["precision"] = understanding.model_precisions[0]
-    for name in ("tasks", "context", "users", "engine", "kv_dtype", "head_count"):
+    for name in ("tasks", "context", "users", "engine", "kv_dtype", "head_count", "job_count"):
         value = getattr(understanding, name)
         if value is not None:
             updates[name] = value
@@ -325,6 +326,7 @@ def plan_sizing(
         language=language,
         utilization=state.gpu_memory_utilization,
         head_count=state.head_count if "head_count" in assumed else None,
+        job_count=state.job_count if state.service == "batch_offline" else None,
         **{
             name: getattr(state, name) for name in (*WORKLOAD_FIELDS, *ENGINE_OPTION_FIELDS, *FINETUNE_FIELDS)
         },

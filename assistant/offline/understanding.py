@@ -46,6 +46,7 @@ from assistant.offline.read_quantities import (
     find_context,
     find_finetune,
     find_head_count,
+    find_job_count,
     find_lengths,
     find_lora,
     find_training,
@@ -79,6 +80,7 @@ SIZING_FACTS = (
     "head_count",
     "utilization",
     *WORKLOAD_FIELDS,
+    "job_count",
     "max_loras",
     "draft_model",
     "lora_rank",
@@ -91,7 +93,16 @@ SIZING_FACTS = (
     "cards_added",
 )
 # The yes/no readings of a message, each the lexicon pattern of the same name.
-MOVES = ("greeting", "thanks", "reset", "reveal_prompt", "injection", "sizing_words", "comparison")
+MOVES = (
+    "greeting",
+    "thanks",
+    "reset",
+    "reveal_prompt",
+    "injection",
+    "sizing_words",
+    "comparison",
+    "concept_question",
+)
 
 
 @dataclass(frozen=True)
@@ -138,6 +149,7 @@ class Understanding:
     tpot_ms: float | None = None
     input_len: int | None = None  # prompt tokens per request ("1000 tokens in")
     output_len: int | None = None  # answer tokens per request ("200 out")
+    job_count: int | None = None  # requests in one batch job ("10.000 correos cada noche")
     max_loras: int | None = None  # LoRA adapter slots served at once (--max-loras), not fine-tuning
     max_lora_rank: int | None = None
     draft_model: str | None = None  # speculative decoding's draft model: not a second model to compare
@@ -163,6 +175,7 @@ class Understanding:
     reveal_prompt: bool = False
     injection: bool = False
     sizing_words: bool = False
+    concept_question: bool = False  # "what is fp8?": not a follow-up of the last question
 
     @property
     def names_a_slot(self) -> bool:
@@ -202,6 +215,8 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     notes: list[ReadingNote] = []
     text, load = find_workload(text, lex.workload)
     found.update(service=load.service, rate=load.rate, ttft_ms=load.ttft_ms, tpot_ms=load.tpot_ms)
+    if load.service == "batch_offline":
+        text, found["job_count"] = find_job_count(text, lex)
     text, found["input_len"], found["output_len"] = find_lengths(text, lex)
     text, task_text, found["max_loras"], found["max_lora_rank"] = find_lora(text, folded, lex)
     text, found["finetune_method"], found["lora_rank"] = find_finetune(text, task_text, lex)
