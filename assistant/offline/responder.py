@@ -45,6 +45,8 @@ SEARCH_CACHE_SIZE = 256
 SEVENTY_B_CLASS = (60.0, 80.0)
 # The model of a FAQ's worked example is computed at the calculator's defaults.
 EXAMPLE_PRECISIONS = ("bf16", "int8", "int4")
+# Questions a follow-up that only changes a slot asks again ("and with 32 users?", "¿y a 4 bits?").
+FOLLOWED_QUESTIONS = ("throughput", "latency", "gpu_count", "cheapest", "max_context")
 
 
 class PassageLike(Protocol):
@@ -119,6 +121,17 @@ class OfflineResponder:
             # A card named with no model ("what can I run on my 3060?", "llama on a 4090"): what
             # fits it (of the family named) is the answer.
             question = "largest_model"
+        if (
+            question is None
+            and merged.last_question
+            and reading.names_a_slot
+            and not (reading.faq or reading.concept_question)
+        ):
+            question = merged.last_question  # "and with 32 users?" after "how many tokens per second?"
+            reading = replace(reading, question=question)
+        if question is not None or reading.reset:
+            kept = question if question in FOLLOWED_QUESTIONS else None
+            merged = merged.model_copy(update={"last_question": kept})
         # A concrete question ("how many KV bytes per token does X use?") is answered with its
         # figures, not with the general FAQ entry its words also match.
         concrete = question == "largest_model" or (
