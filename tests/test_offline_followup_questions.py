@@ -54,3 +54,18 @@ def test_another_question_replaces_the_last_one() -> None:
     assert "the smallest count that holds it" in lead or "holds it" in lead
     assert SPEED not in lead
     assert after.state.last_question == "gpu_count"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "is an H100 fast enough for 50 users chatting with llama 3.3 70b in fp8?",
+        "will 50 users get a responsive chat with llama 3.1 70b awq on 2 l40s?",
+    ],
+)
+def test_a_speed_question_on_a_card_too_small_gives_the_speed_where_it_fits(message: str) -> None:
+    (reply,) = ask_turns(message)
+    lead = reply.answer.split("\n\n")[0]
+    # No card class holds it: the speed is the smallest hardware beyond them that does.
+    assert "does not fit it; the speed is for 2× H200" in lead
+    assert "**2× H200:" in lead and SPEED in lead and "50 requests at once" in lead

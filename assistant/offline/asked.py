@@ -136,6 +136,8 @@ def performance_lead(
     if (option is None or not option.fits) and calculations.by_class:
         result = calculations.by_class[index if index < len(calculations.by_class) else 0]
         fallback = composer.recommended_option(result)
+        if fallback is None:  # no class holds it: the smallest hardware beyond them that does
+            fallback = next((alt for alt in result.alternatives if alt.fits and alt.performance), None)
         if fallback is not None and option is not None:
             lead.append(texts.fill("lead_perf_elsewhere", card=option.label, option=fallback.label))
         option = fallback
