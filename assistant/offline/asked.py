@@ -182,8 +182,8 @@ def performance_lead(
                 "lead_documents", docs=docs["best"], docs_low=docs["low"], docs_high=docs["high"], **common
             )
         )
-        if plan.job_count:  # "10,000 e-mails overnight": how long the job takes, the same band
-            rate = estimate.requests_per_s
+        rate = estimate.requests_per_s
+        if plan.job_count and rate.low > 0:  # "10,000 e-mails overnight": how long it takes, same band
             lead.append(
                 texts.fill(
                     "lead_job",
