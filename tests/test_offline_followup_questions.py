@@ -30,7 +30,7 @@ def test_a_latency_follow_up_on_another_card_in_spanish() -> None:
     ("first", "then", "expected"),
     [
         ("how many h100s for llama 3.1 70b?", "and with 50 users?", "is the smallest count that holds it"),
-        ("the cheapest card for llama 3.1 8b", "and at 4 bits?", "I keep no prices"),
+        ("the cheapest card for llama 3.1 8b", "and at 4 bits?", "holds Llama 3.1 8B at 4-bit (INT4)"),
         ("how much context fits with llama 3.1 8b on a 4090", "and with int4?", "tokens of context for 1"),
     ],
 )
