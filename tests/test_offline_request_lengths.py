@@ -202,6 +202,8 @@ def test_llama_cpp_slots_keep_the_whole_context() -> None:
             100,
         ),
         ("2000 documents overnight with llama 8b on a 4090", 2000, None, None),
+        ("un millón de facturas por lotes con llama 8b", 1_000_000, None, None),
+        ("50 mil documentos cada noche, 1000 tokens cada uno", 50_000, 1000, None),
     ],
 )
 def test_a_batch_job_reads_its_size_and_its_requests_lengths(

@@ -145,7 +145,7 @@ def find_job_count(text: str, lex: Lexicon) -> tuple[str, int | None]:
     if not match:
         return text, None
     suffix = match.group(2)
-    value = scaled(match.group(1), "k" if suffix == "mil" else suffix, 1000)
+    value = scaled(match.group(1) or "1", "k" if suffix == "mil" else suffix, 1000)  # "un millón"
     if not value:
         return text, None
     # The number only: the word after it may also carry the request's length ("tickets of 500 tokens").
