@@ -22,6 +22,7 @@ from tools.performance import (
     workload_from_request,
 )
 from tools.performance_measured import load_measurements
+from tools.performance_physics import LLAMACPP_ENGINES
 from tools.scenario import Scenario, build_scenario
 from tools.schemas import Band, CardOption, Measurement, PerformanceEstimate
 from tools.texts import integer, number
@@ -108,7 +109,7 @@ def held_sequences(evaluation: Evaluation, workload: Workload, scenario: Scenari
     held = evaluation.option.max_concurrent_sequences
     est = evaluation.estimate
     tokens = workload.input_len + workload.output_len
-    if not workload.lengths_given or est.engine in ("llamacpp", "ollama", "transformers"):
+    if not workload.lengths_given or est.engine in (*LLAMACPP_ENGINES, "transformers"):
         return held
     if tokens >= scenario.context or est.kv_bytes_per_sequence <= 0 or est.pipeline > 1:
         return held
