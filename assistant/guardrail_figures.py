@@ -266,7 +266,7 @@ def _unit_of_field(name: str) -> tuple[str, float] | None:
         return "tok/s", 1.0
     if name.endswith("_ms"):
         return "ms", 1.0
-    if any(word in name for word in ("users", "sequences", "concurren")):
+    if any(word in name for word in ("users", "sequences", "concurren", "capacity")):
         return "users", 1.0
     if "context" in name or name.endswith("tokens"):
         return "tokens", 1.0

@@ -52,6 +52,8 @@ PUBLISHED_MISMATCH = 0.25
 # The product's engines' names, and those of the engines only the calibration's sources ran.
 ENGINE_NAMES = {**ENGINE_LABELS, "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
 MAX_RATE = 1_000_000.0
+# With no memory count to stop at, a capacity search stops here (vLLM's --max-num-seqs is 1,024).
+MAX_CAPACITY_USERS = 4096
 MAX_TOKENS = 10_000_000
 
 
@@ -67,6 +69,8 @@ class Workload(NamedTuple):
     # The request's lengths were given: each sequence holds input_len + output_len tokens, not the
     # whole context, so a paged KV cache holds more of them (`performance_sizing.held_sequences`).
     lengths_given: bool = False
+    # As many users as the option serves within the target (`users 'target'`): its capacity.
+    fill_target: bool = False
 
 
 @cache
@@ -146,6 +150,10 @@ def workload_from_request(request: SizingRequest, context: int | None = None) ->
         raise InvalidInputError(
             "users 'max' and a rate both set how many users run at once: give one of them"
         )
+    if request.users_target and (rate is not None or request.users_max):
+        raise InvalidInputError(
+            "users 'target' and a rate or users 'max' both set how many users run at once: give one of them"
+        )
     ttft = _positive("ttft_ms", request.ttft_ms, "milliseconds") if request.ttft_ms is not None else None
     tpot = _positive("tpot_ms", request.tpot_ms, "milliseconds") if request.tpot_ms is not None else None
     target = None
@@ -155,10 +163,20 @@ def workload_from_request(request: SizingRequest, context: int | None = None) ->
             ttft_ms=ttft if ttft is not None else (cls["ttft_ms"] if service else None),
             tpot_ms=tpot if tpot is not None else (cls["tpot_ms"] if service else None),
         )
-    saturate = bool(
-        request.users_max or (service and cls.get("saturate") and rate is None and request.users == 1)
+    if request.users_target and target is None:  # a capacity needs a target: the default class's
+        default = service_classes()["default"]
+        own = service_classes()["classes"][default]
+        target = PerformanceTarget(service=default, ttft_ms=own["ttft_ms"], tpot_ms=own["tpot_ms"])
+    # A class with no latency target (batch) serves as many users as the memory holds.
+    fill = bool(
+        request.users_target and target and (target.ttft_ms is not None or target.tpot_ms is not None)
     )
-    return Workload(input_len, output_len, request.users, rate, saturate, target, explicit)
+    saturate = bool(
+        request.users_max
+        or (request.users_target and not fill)
+        or (service and cls.get("saturate") and rate is None and request.users == 1)
+    )
+    return Workload(input_len, output_len, request.users, rate, saturate, target, explicit, fill)
 
 
 @cache
@@ -258,11 +276,17 @@ def meets(estimate: PerformanceEstimate, target: PerformanceTarget | None) -> bo
     """p50 targets against the best (median) estimate."""
     if target is None or (target.ttft_ms is None and target.tpot_ms is None):
         return None
+    return _meets_at(estimate, target, "best")
+
+
+def _meets_at(estimate: PerformanceEstimate, target: PerformanceTarget, edge: str) -> bool:
+    """The target against one edge of the estimate's times: "best", "low" (the fast edge) or
+    "high" (the slow edge)."""
     ok = True
     if target.ttft_ms is not None:
-        ok = ok and estimate.ttft_ms.best <= target.ttft_ms
+        ok = ok and getattr(estimate.ttft_ms, edge) <= target.ttft_ms
     if target.tpot_ms is not None:
-        ok = ok and estimate.tpot_ms.best <= target.tpot_ms
+        ok = ok and getattr(estimate.tpot_ms, edge) <= target.tpot_ms
     return ok
 
 
@@ -291,6 +315,8 @@ def estimate_performance(
     max_sequences: how many sequences the option's memory holds (caps the users; with a rate,
     a rate that needs more is reported as saturated). measurements: the vendor's own load tests
     (default: tools/data/perf_measured.json)."""
+    if workload.fill_target:
+        return _at_capacity(scenario, card_id, gpus, workload, max_sequences, measurements)
     setup = setup_for(scenario, card_id, gpus)
     if setup is None:
         return None
@@ -393,6 +419,65 @@ def estimate_performance(
     return estimate.model_copy(update={"meets_target": verdict})
 
 
+def _at_capacity(
+    scenario: Scenario,
+    card_id: str,
+    gpus: int,
+    workload: Workload,
+    max_sequences: int | None,
+    measurements: Sequence[Measurement] | None,
+) -> PerformanceEstimate | None:
+    """The estimate at the most users the option serves within the workload's target, up to what
+    its memory holds: its capacity. `capacity` is that count with its range: `low` the users the
+    slow edge of the calibrated band still serves within the target, `high` those its fast edge
+    does; the figures are those at that count. Every time grows with the users (more users never make anything faster), so each count
+    is found by bisection. A count of 0: even one user alone misses the target (the estimate is
+    then that user's)."""
+    target = workload.target
+    assert target is not None
+    plain = workload._replace(fill_target=False)
+    held = max(max_sequences, 1) if max_sequences is not None else MAX_CAPACITY_USERS
+    pool = list(measurements) if measurements is not None else load_measurements()
+    found: dict[int, PerformanceEstimate | None] = {}
+
+    def at(users: int) -> PerformanceEstimate | None:
+        if users not in found:
+            found[users] = estimate_performance(
+                scenario, card_id, gpus, plain._replace(users=users), held, pool
+            )
+        return found[users]
+
+    alone = at(1)
+    if alone is None:
+        return None
+
+    def most(edge: str) -> int:
+        def serves(users: int) -> bool:
+            estimate = at(users)
+            return estimate is not None and _meets_at(estimate, target, edge)
+
+        if not serves(1):
+            return 0
+        if serves(held):
+            return held
+        low, high = 1, held  # serves(low), not serves(high)
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if serves(middle) else (low, middle)
+        return low
+
+    best = most("best")
+    chosen = at(max(best, 1))
+    assert chosen is not None
+    return chosen.model_copy(
+        update={
+            "capacity": Band(low=most("high"), best=best, high=most("low")),
+            "meets_target": best >= 1,
+            "held_sequences": held if max_sequences is not None else None,
+        }
+    )
+
+
 @cache
 def published_runs(model_id: str, card_id: str, llamacpp: bool) -> PublishedRuns | None:
     """How the published runs of `model_id` on `card_id` compare with the model's estimate of each
@@ -488,6 +573,38 @@ def performance_line(estimate: PerformanceEstimate, label: str, lang: Language) 
     )
     return (
         line + (perf_text("perf_queue", lang) if estimate.saturated else "") + published_text(estimate, lang)
+    )
+
+
+def capacity_text(estimate: PerformanceEstimate, label: str, lang: Language) -> str:
+    """With users 'target': how many users the option serves within the target, with the range its
+    band gives, and whether the memory or the speed sets the limit; empty for any other estimate."""
+    from tools.texts import integer
+
+    users = estimate.capacity
+    if users is None or estimate.held_sequences is None or estimate.target is None:
+        return ""
+    spread = (
+        perf_text(
+            "perf_capacity_range",
+            lang,
+            low=integer(round(users.low), lang),
+            high=integer(round(users.high), lang),
+        )
+        if users.low != users.high
+        else ""
+    )
+    return perf_text(
+        "perf_capacity" if users.best >= 1 else "perf_capacity_none",
+        lang,
+        label=label,
+        users=integer(round(users.best), lang),
+        target=target_text(estimate.target, lang),
+        range=spread,
+        held=integer(estimate.held_sequences, lang),
+        limit=perf_text(
+            "perf_limit_memory" if users.best >= estimate.held_sequences else "perf_limit_speed", lang
+        ),
     )
 
 

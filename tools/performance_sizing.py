@@ -88,7 +88,7 @@ def option_performance(
             return None
         # Fixed users split unevenly (30 over 8 copies: 4 each on 7.5 copies' worth); a rate or a
         # saturated run loads every copy alike.
-        fixed = workload.rate is None and not workload.saturate
+        fixed = workload.rate is None and not workload.saturate and not workload.fill_target
         return _times(
             one, workload.users / share.users if fixed else plan.replicas, plan.replicas, scenario.lang
         )
@@ -128,8 +128,11 @@ def _times(one: PerformanceEstimate, factor: float, copies: int, lang: Language)
     def scaled(band: Band) -> Band:
         return Band(low=band.low * factor, best=band.best * factor, high=band.high * factor)
 
+    held = one.held_sequences * copies if one.held_sequences is not None else None
     return one.model_copy(
         update={
+            "held_sequences": held,
+            "capacity": scaled(one.capacity) if one.capacity is not None else None,
             "concurrency": scaled(one.concurrency),
             "output_tok_s_total": scaled(one.output_tok_s_total),
             "requests_per_s": scaled(one.requests_per_s),

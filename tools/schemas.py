@@ -93,6 +93,10 @@ class SizingRequest(BaseModel):
         default=None, description="Offered requests per second (Little's law sets the users)."
     )
     users_max: bool = Field(default=False, description="Performance at as many sequences as memory holds.")
+    users_target: bool = Field(
+        default=False,
+        description="Performance at as many users as meet the latency target (the default class's if none).",
+    )
     ttft_ms: float | None = Field(default=None, description="Target median time to first token, ms.")
     tpot_ms: float | None = Field(default=None, description="Target median time per output token, ms.")
     service: str | None = Field(
@@ -148,6 +152,10 @@ class PerformanceEstimate(BaseModel):
     target: PerformanceTarget | None = None
     meets_target: bool | None = None
     published: PublishedRuns | None = None  # where the calibration has runs of this model on this card
+    # With users 'target': the most users served within the target (low: at the band's slow edge,
+    # high: at its fast edge; 0 when even one user misses it), and the sequences the memory holds.
+    capacity: Band | None = None
+    held_sequences: int | None = None
 
 
 class ModelInfo(BaseModel):

@@ -8,6 +8,7 @@
     sizing calc --gguf ./model-Q4_K_M.gguf --gpu rtx-4090
     sizing calc llama-3.1-8b --finetune qlora --seq 4k --gpu rtx-3090
     sizing calc 70b --precision fp8 --users 50 --service interactive_chat
+    sizing calc llama-3.1-8b --gpu l40s --users target --service voice_agent   (how many users it serves)
     sizing calc llama-3.1-8b --gpu h100-80gb --rate 30/min --input-len 2000 --output-len 300
 
 Prints a table of card options (memory, and the serving estimate: time to first token, tokens/s
@@ -36,7 +37,7 @@ from assistant.cli.options import (
 )
 from tools.catalog import released_name
 from tools.errors import InvalidInputError
-from tools.performance import performance_line
+from tools.performance import capacity_text, performance_line
 from tools.texts import integer, number
 
 if TYPE_CHECKING:
@@ -67,7 +68,8 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--users",
         default="1",
-        help="concurrent sequences, or 'max' for as many as the memory holds (default 1)",
+        help="concurrent sequences, 'max' for as many as the memory holds, or 'target' for as many as "
+        "meet the latency target (--service, --ttft-ms, --tpot-ms; else interactive chat's) (default 1)",
     )
     parser.add_argument(
         "--input-len", default=None, help="prompt tokens per request (default: the service's)"
@@ -147,7 +149,8 @@ def parse_users(value: str) -> int:
         return parse_count("users", value)
     except InvalidInputError:
         raise InvalidInputError(
-            f"--users {value!r} must be a whole number such as 8 or 1k, or max (the most the card holds)"
+            f"--users {value!r} must be a whole number such as 8 or 1k, max (the most the card holds) "
+            "or target (the most that meet the latency target)"
         ) from None
 
 
@@ -256,11 +259,13 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO | None = None)
             "give a MODEL (catalog id, Hub id, alias or bare size such as 70b), --config PATH or --gguf FILE"
         )
     users_max = (args.users or "").strip().lower() == "max"
+    users_target = (args.users or "").strip().lower() == "target"
     fields: dict[str, Any] = {
         "model": args.model,
         "context": parse_count("context", args.context),
-        "users": 1 if users_max else parse_users(args.users),
+        "users": 1 if users_max or users_target else parse_users(args.users),
         "users_max": users_max,
+        "users_target": users_target,
         "input_len": parse_count("input-len", args.input_len) if args.input_len is not None else None,
         "output_len": parse_count("output-len", args.output_len) if args.output_len is not None else None,
         "rate": parse_rate(args.rate) if args.rate is not None else None,
@@ -391,6 +396,9 @@ def render_table(result: SizingResult, released: str | None = None) -> str:
         label = next((o.label for o in result.options if (o.card_class or o.card) == result.recommended), "")
         verdict = "" if perf.meets_target is None else f" ({meets if perf.meets_target else misses})"
         parts += ["", f"{speed}: {performance_line(perf, label, lang)}{verdict}"]
+        capacity = capacity_text(perf, label, lang)
+        if capacity:
+            parts.append(f"{CLI.text('capacity', lang)}: {capacity}")
     parts += ["", f"{recommendation}: {result.recommendation}"]
     for o in result.options:
         if o.serves:
