@@ -66,6 +66,7 @@ PERF_FIGURES = {
     "perf_tok_s_total": ("output_tok_s_total", 1.0),
     "perf_ttft_ms": ("ttft_ms", 1.0),
     "perf_requests_per_hour": ("requests_per_s", 3600.0),
+    "perf_users": ("capacity", 1.0),  # with users_target: the most users served within the target
 }
 
 
@@ -112,6 +113,11 @@ def oracle_performance(spec: dict[str, Any], lang: str) -> tuple[float, float, f
     name, scale = PERF_FIGURES[spec["what"]]
     band = getattr(result.performance, name)
     return band.low * scale, band.best * scale, band.high * scale, result.performance.meets_target
+
+
+def _has_performance(spec: dict[str, Any], lang: str) -> bool:
+    result = _calc(spec["request"], lang)
+    return bool(result and result.performance)
 
 
 def _stated(value: float, text: str) -> bool:
@@ -296,6 +302,14 @@ def score_turn(
             result.model.id == model_id or result.model.id == _calc({"model": model_id}, lang).model.id  # type: ignore[union-attr]
             for result in calculations
         )
+    if (
+        "number" in case
+        and case["number"]["what"] == "perf_users"
+        and not _has_performance(case["number"], lang)
+    ):
+        # "How many users can it serve?" where the model does not fit the card: the lead says so.
+        checks["number"] = bool(re.search(NO_FIT[lang], lead, flags=re.IGNORECASE))
+        case = {key: value for key, value in case.items() if key not in ("number", "band", "basis")}
     if "number" in case:
         kind, value = oracle_number(case["number"], lang)
         if kind == "name":

@@ -124,7 +124,7 @@ def performance_lead(
     """For a question about speed or latency, or a message naming a load or a target: the
     estimate with its range and what it rests on, the verdict against the target, first. On a
     named card that does not hold the model, the figures of the option that does."""
-    if not plan.workload and question not in ("throughput", "latency"):
+    if not plan.workload and question not in ("throughput", "latency", "capacity"):
         return []
     shown = calculations.on_card or calculations.by_class
     # Side by side, the speed is the recommended precision's, as the answer's advice is.
@@ -175,7 +175,9 @@ def performance_lead(
         "total": total["best"],
         "basis": basis_text(estimate, lang),
     }
-    if plan.service == "batch_offline":
+    if plan.users_target and estimate.capacity is not None:
+        lead.append(capacity_lead(estimate, common, tps, ttft, total, texts))
+    elif plan.service == "batch_offline":
         docs = band(estimate.requests_per_s, 3600)
         lead.append(
             texts.fill(
@@ -215,10 +217,53 @@ def performance_lead(
         lead.append(perf_text("perf_queue", lang).strip())
     elif plan.rate is not None:
         lead.append(texts.fill("lead_rate", rate=number(plan.rate, lang, 2), requests=common["requests"]))
-    if estimate.meets_target is not None and estimate.target is not None:
+    if estimate.meets_target is not None and estimate.target is not None and not plan.users_target:
         key = "lead_perf_meets" if estimate.meets_target else "lead_perf_misses"
         lead.append(texts.fill(key, target=target_text(estimate.target, lang)))
     return [" ".join(lead)]
+
+
+def capacity_lead(
+    estimate: PerformanceEstimate,
+    common: dict[str, str],
+    tps: dict[str, str],
+    ttft: dict[str, str],
+    total: dict[str, str],
+    texts: Texts,
+) -> str:
+    """ "How many users can it serve?": the most users the option serves within the latency target,
+    with the range the estimate's band gives, what each of them gets, and whether the memory or
+    the speed sets the limit. With none served, what one user alone gets."""
+    assert estimate.target is not None and estimate.held_sequences is not None
+    users = estimate.capacity
+    assert users is not None
+    fields = {
+        **common,
+        "target": target_text(estimate.target, texts.language),
+        "users": count(round(users.best), texts),
+        "users_low": count(round(users.low), texts),
+        "users_high": count(round(users.high), texts),
+        # The range is said where the band moves the count (not when the memory caps every edge).
+        "range": texts.fill(
+            "capacity_range", low=count(round(users.low), texts), high=count(round(users.high), texts)
+        )
+        if users.low != users.high
+        else "",
+        "held": count(estimate.held_sequences, texts),
+        "tps": tps["best"],
+        "tps_low": tps["low"],
+        "tps_high": tps["high"],
+        "ttft": ttft["best"],
+        "ttft_low": ttft["low"],
+        "ttft_high": ttft["high"],
+        "total_low": total["low"],
+        "total_high": total["high"],
+    }
+    if users.best < 1:
+        key = "lead_capacity_none_fast_edge" if users.high >= 1 else "lead_capacity_none"
+        return texts.fill(key, **fields)
+    limit = "lead_capacity_memory" if users.best >= estimate.held_sequences else "lead_capacity_speed"
+    return " ".join((texts.fill("lead_capacity", **fields), texts.fill(limit, **fields)))
 
 
 def _common(result: SizingResult, option: CardOption, texts: Texts) -> dict[str, str]:

@@ -46,7 +46,7 @@ SEVENTY_B_CLASS = (60.0, 80.0)
 # The model of a FAQ's worked example is computed at the calculator's defaults.
 EXAMPLE_PRECISIONS = ("bf16", "int8", "int4")
 # Questions a follow-up that only changes a slot asks again ("and with 32 users?", "¿y a 4 bits?").
-FOLLOWED_QUESTIONS = ("throughput", "latency", "gpu_count", "cheapest", "max_context")
+FOLLOWED_QUESTIONS = ("throughput", "latency", "capacity", "gpu_count", "cheapest", "max_context")
 
 
 class PassageLike(Protocol):
@@ -218,7 +218,10 @@ class OfflineResponder:
                     search_query = search_query or topic_query(words[hint], outcome.shown)
                 else:
                     parts.append(outcome)
-                reply.missing = merged.missing_slots()
+                # "How many users can it serve?" is answered with the count: not asked back.
+                reply.missing = [
+                    slot for slot in merged.missing_slots() if not (slot == "users" and plan.users_target)
+                ]
         elif not parts and not merged.model and (reading.names_a_slot or reading.sizing_words):
             reply.intent = "need_model"
             if question == "price":

@@ -139,6 +139,7 @@ class SizingPlan:
     input_len: int | None = None
     output_len: int | None = None
     job_count: int | None = None  # requests in one batch job, when said (how long it takes)
+    users_target: bool = False  # "how many users can it serve?": as many as meet the latency target
     max_loras: int | None = None  # LoRA adapter slots served (--max-loras)
     max_lora_rank: int | None = None
     draft_model: str | None = None  # speculative decoding's draft model
@@ -177,6 +178,7 @@ class SizingPlan:
             gpu=gpu,
             lang=self.language,
             **({"gpu_memory_utilization": self.utilization} if self.utilization else {}),
+            **({"users_target": True} if self.users_target else {}),
             **self.workload,
             **(self.engine_options if with_engine_options else {}),
         )
@@ -300,10 +302,13 @@ def plan_sizing(
     elif context is None:
         assumed.append("context")
     users = state.users
+    # "How many users can it serve?" is answered with the count, not sized at an assumed one; a rate
+    # already sets how many run at once.
+    capacity = bool(understanding and understanding.question == "capacity" and not state.rate)
     if users is None and state.head_count:
         users = users_from_head_count(state.head_count)
         assumed.append("head_count")
-    elif users is None and not state.rate:  # a rate sets the users
+    elif users is None and not state.rate and not capacity:  # a rate sets the users
         assumed.append("users")
     if understanding and understanding.precision_assumed:
         assumed.append("quantized")
@@ -327,6 +332,7 @@ def plan_sizing(
         utilization=state.gpu_memory_utilization,
         head_count=state.head_count if "head_count" in assumed else None,
         job_count=state.job_count if state.service == "batch_offline" else None,
+        users_target=capacity,
         **{
             name: getattr(state, name) for name in (*WORKLOAD_FIELDS, *ENGINE_OPTION_FIELDS, *FINETUNE_FIELDS)
         },
