@@ -128,3 +128,28 @@ def test_a_reverse_search_holds_the_lora_slots_and_the_draft(message: str, lang:
     # The same search without them finds more room: their memory was in the search, not only the text.
     plain = answer(message.split(" with ")[0], lang)
     assert extra not in plain and lead(plain) != lead(text)
+
+
+@pytest.mark.parametrize(
+    ("message", "lang", "title"),
+    [
+        (
+            "will 50 users get a responsive chat with llama 3.1 70b on 2 h100?",
+            "en",
+            "figures for 4-bit (INT4)",
+        ),
+        ("¿llama 3.1 70b para 50 usuarios en 2 h100?", "es", "cifras para 4 bits (INT4)"),
+    ],
+)
+def test_side_by_side_alternatives_say_which_version_their_figures_are_for(
+    message: str, lang: str, title: str
+) -> None:
+    text = answer(message, lang)
+    heading = next(line for line in text.splitlines() if "honest" in line or "honesta" in line)
+    assert title in heading
+    # The figures listed are the 4-bit version's suggestions, not the arithmetic's 16-bit ones.
+    int4 = calculate_vram(
+        SizingRequest(model="llama-3.1-70b", precision="int4", users=50, gpu="h100-80gb:2", lang=lang)  # type: ignore[arg-type]
+    )
+    block = text.split(heading, 1)[1]
+    assert any(suggestion in block for suggestion in int4.suggestions)

@@ -449,7 +449,13 @@ def _caveat_and_alternative(results: Sequence[SizingResult], texts: Texts, task:
     source = [compressed] if len(results) > 1 and compressed else results
     suggestions = _unique(suggestion for result in source for suggestion in result.suggestions)
     if suggestions:
-        parts.append("\n".join([texts["alternative_title"], *(f"- {text}" for text in suggestions)]))
+        # Their figures are that version's, not those of the arithmetic above it: said in the title.
+        title = (
+            texts.fill("alternative_title_precision", precision=precision_label(compressed.precision, texts))
+            if len(results) > 1 and compressed
+            else texts["alternative_title"]
+        )
+        parts.append("\n".join([title, *(f"- {text}" for text in suggestions)]))
     return parts
 
 
