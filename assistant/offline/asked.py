@@ -176,7 +176,7 @@ def performance_lead(
         "basis": basis_text(estimate, lang),
     }
     if plan.users_target and estimate.capacity is not None:
-        lead.append(capacity_lead(estimate, common, tps, ttft, total, texts))
+        lead.append(capacity_lead(estimate, common, tps, ttft, texts))
     elif plan.service == "batch_offline":
         docs = band(estimate.requests_per_s, 3600)
         lead.append(
@@ -228,7 +228,6 @@ def capacity_lead(
     common: dict[str, str],
     tps: dict[str, str],
     ttft: dict[str, str],
-    total: dict[str, str],
     texts: Texts,
 ) -> str:
     """ "How many users can it serve?": the most users the option serves within the latency target,
@@ -241,8 +240,6 @@ def capacity_lead(
         **common,
         "target": target_text(estimate.target, texts.language),
         "users": count(round(users.best), texts),
-        "users_low": count(round(users.low), texts),
-        "users_high": count(round(users.high), texts),
         # The range is said where the band moves the count (not when the memory caps every edge).
         "range": texts.fill(
             "capacity_range", low=count(round(users.low), texts), high=count(round(users.high), texts)
@@ -256,8 +253,6 @@ def capacity_lead(
         "ttft": ttft["best"],
         "ttft_low": ttft["low"],
         "ttft_high": ttft["high"],
-        "total_low": total["low"],
-        "total_high": total["high"],
     }
     if users.best < 1:
         key = "lead_capacity_none_fast_edge" if users.high >= 1 else "lead_capacity_none"
