@@ -163,10 +163,10 @@ def workload_from_request(request: SizingRequest, context: int | None = None) ->
             ttft_ms=ttft if ttft is not None else (cls["ttft_ms"] if service else None),
             tpot_ms=tpot if tpot is not None else (cls["tpot_ms"] if service else None),
         )
-    if request.users_target and target is None:  # a capacity needs a target: the default class's
-        default = service_classes()["default"]
-        own = service_classes()["classes"][default]
-        target = PerformanceTarget(service=default, ttft_ms=own["ttft_ms"], tpot_ms=own["tpot_ms"])
+    if request.users_target and target is None:  # a capacity needs a target: the default class's (cls)
+        target = PerformanceTarget(
+            service=service_classes()["default"], ttft_ms=cls["ttft_ms"], tpot_ms=cls["tpot_ms"]
+        )
     # A class with no latency target (batch) serves as many users as the memory holds.
     fill = bool(
         request.users_target and target and (target.ttft_ms is not None or target.tpot_ms is not None)
@@ -430,9 +430,9 @@ def _at_capacity(
     """The estimate at the most users the option serves within the workload's target, up to what
     its memory holds: its capacity. `capacity` is that count with its range: `low` the users the
     slow edge of the calibrated band still serves within the target, `high` those its fast edge
-    does; the figures are those at that count. Every time grows with the users (more users never make anything faster), so each count
-    is found by bisection. A count of 0: even one user alone misses the target (the estimate is
-    then that user's)."""
+    does; the figures are those at that count. Every time grows with the users (more users never
+    make anything faster), so each count is found by bisection. A count of 0: even one user alone
+    misses the target (the estimate is then that user's)."""
     target = workload.target
     assert target is not None
     plain = workload._replace(fill_target=False)
@@ -576,6 +576,23 @@ def performance_line(estimate: PerformanceEstimate, label: str, lang: Language) 
     )
 
 
+def capacity_range(capacity: Band, lang: Language) -> str:
+    """ " (low–high over the estimate's range)" where the band moves the count; empty where every
+    edge gives the same count (the memory caps them all)."""
+    from tools.texts import integer
+
+    if capacity.low == capacity.high:
+        return ""
+    low, high = integer(round(capacity.low), lang), integer(round(capacity.high), lang)
+    return perf_text("perf_capacity_range", lang, low=low, high=high)
+
+
+def memory_limits(estimate: PerformanceEstimate) -> bool:
+    """Whether the memory, not the speed, sets a capacity: the count is all the memory holds."""
+    held = estimate.held_sequences
+    return estimate.capacity is not None and held is not None and estimate.capacity.best >= held
+
+
 def capacity_text(estimate: PerformanceEstimate, label: str, lang: Language) -> str:
     """With users 'target': how many users the option serves within the target, with the range its
     band gives, and whether the memory or the speed sets the limit; empty for any other estimate."""
@@ -584,27 +601,15 @@ def capacity_text(estimate: PerformanceEstimate, label: str, lang: Language) -> 
     users = estimate.capacity
     if users is None or estimate.held_sequences is None or estimate.target is None:
         return ""
-    spread = (
-        perf_text(
-            "perf_capacity_range",
-            lang,
-            low=integer(round(users.low), lang),
-            high=integer(round(users.high), lang),
-        )
-        if users.low != users.high
-        else ""
-    )
     return perf_text(
         "perf_capacity" if users.best >= 1 else "perf_capacity_none",
         lang,
         label=label,
         users=integer(round(users.best), lang),
         target=target_text(estimate.target, lang),
-        range=spread,
+        range=capacity_range(users, lang),
         held=integer(estimate.held_sequences, lang),
-        limit=perf_text(
-            "perf_limit_memory" if users.best >= estimate.held_sequences else "perf_limit_speed", lang
-        ),
+        limit=perf_text("perf_limit_memory" if memory_limits(estimate) else "perf_limit_speed", lang),
     )
 
 

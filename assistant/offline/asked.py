@@ -28,7 +28,14 @@ from tools.catalog import resolve
 from tools.engines import ENGINE_LABELS
 from tools.errors import SizingError
 from tools.finetune import FinetuneSpec
-from tools.performance import basis_text, perf_text, published_text, target_text
+from tools.performance import (
+    basis_text,
+    capacity_range,
+    memory_limits,
+    perf_text,
+    published_text,
+    target_text,
+)
 from tools.performance_sizing import acceptable, calibrated_estimate
 from tools.reverse import GPU_COUNTS, fewest_gpus, largest_model, longest_context, smallest_card
 from tools.schemas import Band, PerformanceEstimate
@@ -240,12 +247,7 @@ def capacity_lead(
         **common,
         "target": target_text(estimate.target, texts.language),
         "users": count(round(users.best), texts),
-        # The range is said where the band moves the count (not when the memory caps every edge).
-        "range": texts.fill(
-            "capacity_range", low=count(round(users.low), texts), high=count(round(users.high), texts)
-        )
-        if users.low != users.high
-        else "",
+        "range": capacity_range(users, texts.language),
         "held": count(estimate.held_sequences, texts),
         "tps": tps["best"],
         "tps_low": tps["low"],
@@ -257,7 +259,7 @@ def capacity_lead(
     if users.best < 1:
         key = "lead_capacity_none_fast_edge" if users.high >= 1 else "lead_capacity_none"
         return texts.fill(key, **fields)
-    limit = "lead_capacity_memory" if users.best >= estimate.held_sequences else "lead_capacity_speed"
+    limit = "lead_capacity_memory" if memory_limits(estimate) else "lead_capacity_speed"
     return " ".join((texts.fill("lead_capacity", **fields), texts.fill(limit, **fields)))
 
 
