@@ -187,3 +187,43 @@ def test_the_speed_limit_is_said_when_the_memory_would_hold_more() -> None:
     assert estimate.capacity.best < estimate.held_sequences
     lead = reply.answer.split("\n")[0]
     assert "speed sets the limit" in lead and f"{estimate.held_sequences}" in lead
+
+
+@pytest.mark.parametrize(
+    ("engine", "paged"), [("vllm", True), ("llamacpp", False), ("ollama", False), ("transformers", False)]
+)
+def test_with_no_lengths_a_paged_cache_counts_the_assumed_request_not_the_whole_context(
+    engine: str, paged: bool
+) -> None:
+    precision = "q4_k_m" if engine in ("llamacpp", "ollama") else "int4"
+    fields = {"model": "llama-3.1-8b", "precision": precision, "gpu": "rtx-4090", "engine": engine}
+    result = calculate_vram(SizingRequest(users_target=True, **fields))  # type: ignore[arg-type]
+    estimate = result.performance
+    assert estimate is not None and estimate.held_sequences is not None
+    whole_context = result.options[0].max_concurrent_sequences
+    request = estimate.input_len + estimate.output_len
+    assert request < result.context
+    if paged:  # blocks as the sequence grows: a 1,280-token request takes a sixth of 8,192 tokens' room
+        assert estimate.held_sequences > 2 * whole_context
+    else:  # llama.cpp gives every slot the whole context up front; transformers pads a static cache
+        assert estimate.held_sequences == whole_context
+    # The plain memory verdict, with no capacity asked, still counts whole contexts.
+    plain = calculate_vram(SizingRequest(**fields))  # type: ignore[arg-type]
+    assert plain.options[0].max_concurrent_sequences == whole_context
+
+
+@pytest.mark.parametrize(
+    ("message", "words"),
+    [
+        ("how many users can one H100 serve with llama 3.1 8b?", ("requests of 1,280 tokens", "The table's")),
+        (
+            "¿cuántos usuarios aguanta una H100 con llama 3.1 8b?",
+            ("peticiones de 1.280 tokens", "de la tabla"),
+        ),
+    ],
+)
+def test_the_answer_says_why_its_count_differs_from_the_tables(message: str, words: tuple[str, ...]) -> None:
+    (reply,) = ask_turns(message)
+    lead = reply.answer.split("\n")[0]
+    for word in words:
+        assert word in lead

@@ -184,6 +184,15 @@ def performance_lead(
     }
     if plan.users_target and estimate.capacity is not None:
         lead.append(capacity_lead(estimate, common, tps, ttft, texts))
+        if estimate.held_sequences is not None and estimate.held_sequences > option.max_concurrent_sequences:
+            lead.append(
+                texts.fill(
+                    "lead_capacity_paged",
+                    tokens=count(estimate.input_len + estimate.output_len, texts),
+                    max_users=count(option.max_concurrent_sequences, texts),
+                    context=count(result.context, texts),
+                )
+            )
     elif plan.service == "batch_offline":
         docs = band(estimate.requests_per_s, 3600)
         lead.append(
