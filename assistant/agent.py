@@ -103,6 +103,7 @@ class Premade:
     search_query: str | None = None
     passages: tuple[Any, ...] = ()
     search_failed: bool = False
+    speed: bool = False  # a question about speed: the calculations carry their speed estimate
 
     @property
     def empty(self) -> bool:
@@ -169,10 +170,17 @@ class _RunLimits(AgentMiddleware):  # type: ignore[type-arg]
     malformed tool calls."""
 
     def __init__(
-        self, log: ToolLog, settings: Settings, deadline: AnswerDeadline, *, training: bool = False
+        self,
+        log: ToolLog,
+        settings: Settings,
+        deadline: AnswerDeadline,
+        *,
+        training: bool = False,
+        speed: bool = False,
     ) -> None:
         super().__init__()
         self.training = training  # which tool set the run offers (llm_tools.TRAINING_TOOLS)
+        self.speed = speed  # whether the calculator takes a workload (llm_tools.CalculateSpeedArgs)
         self.log = log
         self.settings = settings
         self.deadline = deadline
@@ -193,7 +201,7 @@ class _RunLimits(AgentMiddleware):  # type: ignore[type-arg]
         if remaining <= 0:
             raise LLMTimeoutError(f"no answer from the model within {self.settings.llm_timeout:g} s")
         self.calls += 1
-        specs: list[BaseTool | dict[str, Any]] = [*tool_specs(training=self.training)]
+        specs: list[BaseTool | dict[str, Any]] = [*tool_specs(training=self.training, speed=self.speed)]
         fitted = fit_request(
             request.system_message.text if request.system_message is not None else "",
             specs,
@@ -273,11 +281,11 @@ def run_agent(
     training = state.tasks == "finetuning" or any(
         made.tool == "calculate_training" for made in premade.calculations
     )
-    limits = _RunLimits(log, settings, deadline, training=training)
+    limits = _RunLimits(log, settings, deadline, training=training, speed=premade.speed)
     slots = {name: getattr(state, name) for name in REMEMBERED_SLOTS}
     agent = create_agent(
         chat_model,
-        build_tools(log, store, hub_from_settings(settings), training=training),
+        build_tools(log, store, hub_from_settings(settings), training=training, speed=premade.speed),
         system_prompt=f"{SYSTEM_PROMPT}\n\n{context_note(language, slots)}",
         middleware=[limits],
     )
@@ -337,7 +345,8 @@ def _premade_messages(premade: Premade, log: ToolLog) -> list[AnyMessage]:
         call_id = f"app_calc_{index}"
         calls.append({"name": made.tool, "args": dict(made.arguments), "id": call_id, "type": "tool_call"})
         log.record_calculation(call_id, made.result)
-        content = json.dumps(compact_result(made.result, arithmetic=arithmetic), ensure_ascii=False)
+        compact = compact_result(made.result, arithmetic=arithmetic, speed=premade.speed)
+        content = json.dumps(compact, ensure_ascii=False)
         results.append(ToolMessage(content=content, tool_call_id=call_id, name=made.tool))
     if premade.search_query is not None:
         call_id = "app_search_1"

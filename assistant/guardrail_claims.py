@@ -152,7 +152,7 @@ def _judge(
         known = _default_options(result)
     claimed_users = [n for n in users if n != result.users] if serve is not None else []
     if claimed_users and serve is not None:
-        most = max(option.max_concurrent_sequences for option in known) if known else None
+        most = max(_most_users(option) for option in known) if known else None
         if most is None:
             return None
         if serve:  # "serves 20 users" is wrong when no option it may mean holds 20
@@ -173,6 +173,13 @@ def _judge(
     if claim:
         return not any(option.fits for option in known)
     return all(option.fits for option in known)
+
+
+def _most_users(option: CardOption) -> int:
+    """The most users an option holds: its sequences of the whole context, or, where a capacity
+    was asked, the shorter requests its paged KV cache holds (`PerformanceEstimate.held_sequences`)."""
+    held = option.performance.held_sequences if option.performance is not None else None
+    return max(option.max_concurrent_sequences, held or 0)
 
 
 def _default_options(result: SizingResult) -> list[CardOption]:

@@ -33,6 +33,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field
 
 from assistant.llm_texts import llm_text
+from assistant.offline.asked import SPEED_ARGUMENTS
 from assistant.schemas import CalculationEvent, Source, Step, StepEvent, TextDelta
 from assistant.texts import READING_NOTES
 from tools import (
@@ -50,8 +51,12 @@ from tools.catalog import released_name
 from tools.errors import SizingError
 from tools.finetune import FinetuneSpec
 from tools.hub import HubLookup
+from tools.performance import service_classes, speed_summary
 
 logger = logging.getLogger(__name__)
+
+# The latency classes a speed question can name (tools/data/service_classes.json).
+SERVICE_IDS = tuple(service_classes()["classes"])
 
 # How much of each retrieved section goes back to the model: enough to quote a section,
 # small enough that three of them keep the second model call short.
@@ -127,6 +132,18 @@ class CalculateVramArgs(BaseModel):
     tool_call_id: Annotated[str, InjectedToolCallId]
 
 
+class CalculateSpeedArgs(CalculateVramArgs):
+    """calculate_vram's arguments on a question about speed: the workload too. Offered only then,
+    so a memory question's prompt does not carry them (a small local context has no room)."""
+
+    # 0 / "" / false: not given; any of them returns `speed`.
+    input_len: int = Field(default=0, ge=0, description="Speed: prompt tokens.")
+    output_len: int = Field(default=0, ge=0, description="Speed: answer tokens.")
+    rate: float = Field(default=0, ge=0, description="Speed: requests per second offered.")
+    service: str = Field(default="", description=f"Speed: latency class ({', '.join(SERVICE_IDS)}).")
+    users_target: bool = Field(default=False, description="Speed: users served within the target.")
+
+
 class CalculateTrainingArgs(BaseModel):
     model: str = Field(description="Model name or bare size.")
     method: Literal["full", "lora", "qlora"]
@@ -177,15 +194,26 @@ TRAINING_TOOLS = (
 
 
 def build_tools(
-    log: ToolLog, store: Any | None, hub: HubLookup | None = None, *, training: bool = False
+    log: ToolLog,
+    store: Any | None,
+    hub: HubLookup | None = None,
+    *,
+    training: bool = False,
+    speed: bool = False,
 ) -> list[BaseTool]:
     """The agent's tools for one run, writing what they produce into `log`; `hub` looks up
     models named by a Hugging Face id (None: catalog and bare sizes only); `training` offers
-    the training calculator in place of the reverse searches (`TRAINING_TOOLS`)."""
+    the training calculator in place of the reverse searches (`TRAINING_TOOLS`); `speed` (a
+    question about speed) gives the calculator the workload's arguments (`CalculateSpeedArgs`)."""
     lang = log.lang
 
     def calculated(
-        what: str, tool_call_id: str, make_request: Callable[[], SizingRequest], released: str | None = None
+        what: str,
+        tool_call_id: str,
+        make_request: Callable[[], SizingRequest],
+        released: str | None = None,
+        *,
+        speed: bool = False,
     ) -> str:
         """One calculator call for the model: its steps, the result recorded for the guardrail, and
         the compact JSON back, or the error, so the model can correct the argument or ask."""
@@ -210,7 +238,7 @@ def build_tools(
         )
         # Without the arithmetic lines: a model may ask for several at once, and the guardrail
         # shows the arithmetic itself when the answer lacks the key numbers.
-        compact = compact_result(result, arithmetic=False)
+        compact = compact_result(result, arithmetic=False, speed=speed)
         if released:  # "deepseek-r1": the answer must say it was sized as DeepSeek V3
             compact["sized_as"] = READING_NOTES.text(
                 "model_released_as", "es" if lang == "es" else "en", name=released, label=result.model.name
@@ -226,22 +254,42 @@ def build_tools(
         engine: str | None = None,
         gpu: str | None = None,
         kv_dtype: str | None = None,
+        input_len: int = 0,
+        output_len: int = 0,
+        rate: float = 0,
+        service: str = "",
+        users_target: bool = False,
     ) -> str:
         users_text = step_title(lang, "users", users=users)
         what = f"{model} · {precision} · {context:,} tokens · {users_text}"
         log.emit(Step(kind="calculate", title=step_title(lang, "calculate", what), status="running"))
 
+        # Unset optional arguments keep the calculator's own defaults.
+        optional = {
+            "engine": engine,
+            "gpu": gpu,
+            "kv_dtype": kv_dtype,
+            "input_len": input_len,
+            "output_len": output_len,
+            "rate": rate,
+            "service": service,
+            "users_target": users_target,
+        }
+        given = {name: value for name, value in optional.items() if value}
+
         def request() -> SizingRequest:
-            # Unset optional arguments keep the calculator's own defaults.
-            optional = {"engine": engine, "gpu": gpu, "kv_dtype": kv_dtype}
-            given = {name: value for name, value in optional.items() if value}
             # A GGUF format with no engine named means llama.cpp / Ollama, not vLLM.
-            given.setdefault("engine", default_engine(precision))
             return SizingRequest(
-                model=model, precision=precision, context=context, users=users, lang=lang, **given
+                model=model,
+                precision=precision,
+                context=context,
+                users=users,
+                lang=lang,
+                **{"engine": default_engine(precision), **given},
             )
 
-        return calculated(what, tool_call_id, request, released_name(model))
+        speed = any(name in given for name in SPEED_ARGUMENTS)
+        return calculated(what, tool_call_id, request, released_name(model), speed=speed)
 
     def run_calculate_training(
         model: str,
@@ -337,9 +385,11 @@ def build_tools(
             name="calculate_vram",
             description=(
                 "VRAM arithmetic for serving a model: weights, KV cache, overhead, total GB, which card class "
-                "or card fits, headroom, max concurrent users, and the quantization caveat. Returns JSON."
+                "or card fits, headroom, max concurrent users, and the quantization caveat"
+                + ("; with a Speed argument also `speed` (tokens/s, first token, ranges)" if speed else "")
+                + ". Returns JSON."
             ),
-            args_schema=CalculateVramArgs,
+            args_schema=CalculateSpeedArgs if speed else CalculateVramArgs,
         ),
         StructuredTool.from_function(
             run_calculate_training,
@@ -371,13 +421,15 @@ def build_tools(
     return [tool for tool in tools if tool.name in offered]
 
 
-def compact_result(result: SizingResult, *, arithmetic: bool = True) -> dict[str, Any]:
+def compact_result(result: SizingResult, *, arithmetic: bool = True, speed: bool = False) -> dict[str, Any]:
     """What the model needs from a calculation, without the fields it would only echo.
 
     The full `sizing calc --json` object is several times longer (model metadata, every
     suggestion); three of them side by side would not fit a small local context. Without
     `arithmetic` it is half as long again: the guardrail shows the arithmetic lines itself
-    when the answer lacks the key numbers."""
+    when the answer lacks the key numbers. With `speed` (a question about tokens/s, latency, a
+    load or how many users are served) the recommended option's speed estimate comes along as
+    the sentences a visitor reads, ranges and basis included, with its suggestions for the load."""
     # The sequences a card holds are a training's micro-batch, or a serving's users.
     sequences = "max_micro_batch" if result.finetune is not None else "max_concurrent_users"
     compact = {
@@ -414,6 +466,12 @@ def compact_result(result: SizingResult, *, arithmetic: bool = True) -> dict[str
             del compact[serving_only]
     if not arithmetic:
         del compact["arithmetic"]
+    if speed and result.finetune is None:
+        summary = speed_summary(result)
+        if summary:
+            compact["speed"] = summary
+        if result.performance_suggestions:
+            compact["speed_suggestions"] = result.performance_suggestions
     return compact
 
 
@@ -427,15 +485,15 @@ def passages_for_model(passages: list[Any]) -> str:
 
 
 @functools.cache
-def _tool_specs(training: bool) -> tuple[dict[str, Any], ...]:
-    tools = build_tools(ToolLog(lang="en"), None, training=training)
+def _tool_specs(training: bool, speed: bool) -> tuple[dict[str, Any], ...]:
+    tools = build_tools(ToolLog(lang="en"), None, training=training, speed=speed)
     return tuple(convert_to_openai_tool(tool) for tool in tools)
 
 
-def tool_specs(*, training: bool = False) -> list[dict[str, Any]]:
+def tool_specs(*, training: bool = False, speed: bool = False) -> list[dict[str, Any]]:
     """The tools' OpenAI function schemas (`build_tools`). They never change, so they are converted
     once: converting the pydantic schemas on every model call costs about 10 ms each time."""
-    return copy.deepcopy(list(_tool_specs(training)))
+    return copy.deepcopy(list(_tool_specs(training, speed)))
 
 
 def sources_of(passages: list[Any]) -> list[Source]:

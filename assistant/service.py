@@ -29,7 +29,7 @@ from assistant.errors import LLMUnavailableError
 from assistant.guardrail import check
 from assistant.handoff_offer import handoff_for
 from assistant.llm_texts import has_text, llm_text
-from assistant.offline.asked import training_requests
+from assistant.offline.asked import SPEED_ARGUMENTS, asks_speed, training_requests
 from assistant.offline.responder import (
     SEARCH_CACHE_SECONDS,
     SEARCH_CACHE_SIZE,
@@ -355,7 +355,11 @@ class Assistant:
         )
         steps = [Step(kind="calculate", title=llm_text("step_premade", language), detail=detail)]
         premade = Premade(
-            calculations=tuple(made), search_query=query, passages=tuple(passages), search_failed=failed
+            calculations=tuple(made),
+            search_query=query,
+            passages=tuple(passages),
+            search_failed=failed,
+            speed=asks_speed(reading.question, plan),
         )
         return premade, steps
 
@@ -501,7 +505,8 @@ def _serving_arguments(request: SizingRequest) -> dict[str, Any]:
         "users": request.users,
         "engine": request.engine,
     }
-    arguments.update({name: getattr(request, name) for name in ("gpu", "kv_dtype") if getattr(request, name)})
+    optional = ("gpu", "kv_dtype", *SPEED_ARGUMENTS)
+    arguments.update({name: getattr(request, name) for name in optional if getattr(request, name)})
     return arguments
 
 

@@ -35,7 +35,14 @@ from tools.performance_serving import (
     steady_state,
     users_at_rate,
 )
-from tools.schemas import Band, Measurement, PerformanceEstimate, PerformanceTarget, PublishedRuns
+from tools.schemas import (
+    Band,
+    Measurement,
+    PerformanceEstimate,
+    PerformanceTarget,
+    PublishedRuns,
+    SizingResult,
+)
 from tools.texts import text
 
 if TYPE_CHECKING:
@@ -611,6 +618,29 @@ def capacity_text(estimate: PerformanceEstimate, label: str, lang: Language) -> 
         held=integer(estimate.held_sequences, lang),
         limit=perf_text("perf_limit_memory" if memory_limits(estimate) else "perf_limit_speed", lang),
     )
+
+
+def recommended_label(result: SizingResult) -> str:
+    """The label of the option `result.performance` is for: the recommended one."""
+    return next((o.label for o in result.options if (o.card_class or o.card) == result.recommended), "")
+
+
+def speed_summary(result: SizingResult) -> str:
+    """The recommended option's speed in the result's language: the figures with their ranges and
+    what they rest on, the verdict against the target where one was set, and the capacity where
+    it was asked; empty without an estimate. What a model is handed to quote (`compact_result`)."""
+    estimate = result.performance
+    if estimate is None:
+        return ""
+    label, lang = recommended_label(result), result.lang
+    parts = [performance_line(estimate, label, lang)]
+    capacity = capacity_text(estimate, label, lang)
+    if capacity:
+        parts.append(capacity)
+    elif estimate.meets_target is not None and estimate.target is not None:
+        key = "perf_verdict_meets" if estimate.meets_target else "perf_verdict_misses"
+        parts.append(perf_text(key, lang, target=target_text(estimate.target, lang)))
+    return " ".join(parts)
 
 
 def published_text(estimate: PerformanceEstimate, lang: Language) -> str:

@@ -37,7 +37,7 @@ from assistant.cli.options import (
 )
 from tools.catalog import released_name
 from tools.errors import InvalidInputError
-from tools.performance import capacity_text, performance_line
+from tools.performance import capacity_text, performance_line, recommended_label
 from tools.texts import integer, number
 
 if TYPE_CHECKING:
@@ -393,7 +393,7 @@ def render_table(result: SizingResult, released: str | None = None) -> str:
         parts[1:1] = [READING_NOTES.text("model_released_as", lang, name=released, label=model.name)]
     perf = result.performance
     if perf is not None:
-        label = next((o.label for o in result.options if (o.card_class or o.card) == result.recommended), "")
+        label = recommended_label(result)
         verdict = "" if perf.meets_target is None else f" ({meets if perf.meets_target else misses})"
         parts += ["", f"{speed}: {performance_line(perf, label, lang)}{verdict}"]
         capacity = capacity_text(perf, label, lang)

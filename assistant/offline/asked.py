@@ -125,13 +125,24 @@ def duration(seconds: float, texts: Texts) -> str:
     return texts.fill("duration_days", value=number(seconds / 86400, lang, 1))
 
 
+# The questions answered with the speed estimate first.
+SPEED_QUESTIONS = ("throughput", "latency", "capacity")
+# A request's workload fields that the calculator tool (assistant.llm_tools) takes as arguments.
+SPEED_ARGUMENTS = ("input_len", "output_len", "rate", "service", "users_target")
+
+
+def asks_speed(question: str | None, plan: SizingPlan) -> bool:
+    """A question about speed or latency, or a message naming a load or a latency target."""
+    return bool(plan.workload) or question in SPEED_QUESTIONS
+
+
 def performance_lead(
     question: str | None, plan: SizingPlan, calculations: Calculations, texts: Texts
 ) -> list[str]:
     """For a question about speed or latency, or a message naming a load or a target: the
     estimate with its range and what it rests on, the verdict against the target, first. On a
     named card that does not hold the model, the figures of the option that does."""
-    if not plan.workload and question not in ("throughput", "latency", "capacity"):
+    if not asks_speed(question, plan):
         return []
     shown = calculations.on_card or calculations.by_class
     # Side by side, the speed is the recommended precision's, as the answer's advice is.
