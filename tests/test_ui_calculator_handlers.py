@@ -194,3 +194,39 @@ def test_a_model_whose_heads_do_not_split_is_shown_as_copies(lang: str, heading:
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cell in cells[2] and "+" in cells[2]  # each copy's room, not the refused layout's
     assert cells[3] == str(option.replicas.replicas * option.replicas.max_concurrent_sequences)
+
+
+def test_the_panel_states_the_speed_and_with_a_target_the_verdict_and_the_capacity() -> None:
+    plain = calculator_view(CalculatorInputs(model="llama-3.1-8b", precision="bf16", card="h100-80gb"), "en")
+    assert "**Speed:**" in plain.verdict_markdown and "tokens/s per user" in plain.verdict_markdown
+    assert "**Capacity:**" not in plain.verdict_markdown  # no target, no count of users within it
+    inputs = CalculatorInputs(model="llama-3.1-8b", precision="bf16", card="h100-80gb", service="voice_agent")
+    view = calculator_view(inputs, "en")
+    expected = calculate_vram(
+        SizingRequest(
+            model="llama-3.1-8b", precision="bf16", gpu="h100-80gb", service="voice_agent", users_target=True
+        )
+    )
+    assert expected.performance is not None and expected.performance.capacity is not None
+    served = int(expected.performance.capacity.best)
+    assert f"serves {served:,} users at once within the target (voice agent)" in view.verdict_markdown
+    assert "meets the target (voice agent)" in view.verdict_markdown  # one user, the panel's own load
+
+
+def test_the_latency_targets_are_offered_in_the_visitors_language() -> None:
+    from assistant.ui.handlers import service_choices
+
+    english, spanish = service_choices("en"), service_choices("es")
+    assert [key for _, key in english] == [key for _, key in spanish]
+    assert english[0][1] == "" and ("voice agent", "voice_agent") in english
+    assert ("agente de voz", "voice_agent") in spanish
+    view = calculator_view(
+        CalculatorInputs(model="llama-3.1-8b", precision="bf16", card="l40s", service="voice_agent"), "es"
+    )
+    assert "**Capacidad:**" in view.verdict_markdown and "agente de voz" in view.verdict_markdown
+
+
+def test_an_unknown_latency_target_is_one_clear_message() -> None:
+    view = calculator_view(CalculatorInputs(model="llama-3.1-8b", precision="bf16", service="teleport"), "en")
+    assert view.result is None and "teleport" in view.verdict_markdown
+    assert "Traceback" not in view.verdict_markdown

@@ -103,6 +103,12 @@ def build_calculator_tab(
                 label=label("Number of cards"),
                 elem_id="calc-card-count",
             )
+            service = gr.Dropdown(
+                choices=handlers.service_choices("en"),
+                value="",
+                label=label("Latency target"),
+                elem_id="calc-service",
+            )
         with gr.Column(scale=2, min_width=300):
             chart = gr.HTML(label=label("Memory chart"), elem_id="calc-chart")
             verdict = gr.Markdown(elem_id="calc-verdict")
@@ -120,6 +126,7 @@ def build_calculator_tab(
         engine,
         card,
         card_count,
+        service,
     ]
 
     def inputs_from(form: dict[Any, Any]) -> CalculatorInputs:
@@ -138,8 +145,10 @@ def build_calculator_tab(
         return chart_html, view.verdict_markdown, view.details_markdown, remembered
 
     def page_load(form: dict[Any, Any], request: gr.Request) -> tuple[Any, ...]:
-        card_dropdown = gr.Dropdown(choices=handlers.card_choices(browser_lang(request)))
-        return (card_dropdown, *update(form, request))
+        lang = browser_lang(request)
+        card_dropdown = gr.Dropdown(choices=handlers.card_choices(lang))
+        service_dropdown = gr.Dropdown(choices=handlers.service_choices(lang))
+        return (card_dropdown, service_dropdown, *update(form, request))
 
     def calculate(
         model: str | None,
@@ -154,8 +163,21 @@ def build_calculator_tab(
         card_count: float | None,
         request: gr.Request,
     ) -> dict[str, Any]:
+        # The API keeps its ten parameters: no latency target (the panel's dropdown is its own).
         inputs = calculator_inputs(
-            [model, params_b, config_file, precision, kv_dtype, context, users, engine, card, card_count]
+            [
+                model,
+                params_b,
+                config_file,
+                precision,
+                kv_dtype,
+                context,
+                users,
+                engine,
+                card,
+                card_count,
+                None,
+            ]
         )
         try:
             return handlers.calculate_json(inputs, browser_lang(request), hub)
@@ -179,7 +201,7 @@ def build_calculator_tab(
     api_trigger = gr.Button(visible=False)
     api_trigger.click(
         calculate,
-        inputs=fields,
+        inputs=fields[:-1],
         outputs=[api_result],
         api_name="calculate",
         api_description="Size one configuration; returns the SizingResult as JSON (as `sizing calc --json`).",
@@ -189,7 +211,7 @@ def build_calculator_tab(
     demo.load(
         page_load,
         inputs=set(fields),
-        outputs=[card, *outputs],
+        outputs=[card, service, *outputs],
         api_visibility="private",
         show_progress="hidden",
     )

@@ -279,6 +279,9 @@ class CalculatorInputs:
     engine: str = "vllm"
     card: str | None = None
     card_count: float | None = 1
+    # The latency target (a service class id, tools/data/service_classes.json): the speed verdict
+    # and how many users the recommended option serves within it. "" or None: no target.
+    service: str | None = None
 
 
 @dataclass(frozen=True)
@@ -333,6 +336,8 @@ def build_request(inputs: CalculatorInputs, lang: Lang) -> SizingRequest:
         "engine": inputs.engine,
         "lang": lang,
     }
+    if inputs.service:
+        fields["service"] = inputs.service
     if inputs.card:
         count = _whole_number(inputs.card_count if inputs.card_count is not None else 1, "card_count")
         fields["gpu"] = inputs.card if count == 1 else f"{inputs.card}:{count}"
@@ -454,12 +459,38 @@ def calculator_view(inputs: CalculatorInputs, lang: Lang, hub: HubLookup | None 
             verdict_markdown=f"⚠ **{text('bad_input', lang, message=_md_cell(message))}**",
             details_markdown="",
         )
+    verdict = verdict_markdown(result, lang)
+    speed = speed_markdown(request, result, lang, hub)
     return CalculatorView(
         chart_html=memory_chart_html(result, lang) + performance_chart_html(request, result, lang),
-        verdict_markdown=verdict_markdown(result, lang),
+        verdict_markdown=f"{verdict}\n\n{speed}" if speed else verdict,
         details_markdown=details_markdown(result, lang),
         result=result,
     )
+
+
+def speed_markdown(
+    request: SizingRequest, result: SizingResult, lang: Lang, hub: HubLookup | None = None
+) -> str:
+    """The recommended option's speed under the panel's load, with its range and basis and, with a
+    latency target, the verdict and how many users it serves within the target (its capacity)."""
+    from tools import calculate_vram
+    from tools.performance import capacity_text, recommended_label, speed_summary
+
+    summary = speed_summary(result)
+    if not summary:
+        return ""
+    lines = [f"**{text('speed', lang)}:** {summary}"]
+    if request.service and result.performance is not None and result.performance.target is not None:
+        try:
+            served = calculate_vram(request.model_copy(update={"users": 1, "users_target": True}), hub=hub)
+        except SizingError:  # the count is extra: the figures above stand without it
+            served = None
+        if served is not None and served.performance is not None and served.recommended == result.recommended:
+            capacity = capacity_text(served.performance, recommended_label(served), lang)
+            if capacity:
+                lines.append(f"**{text('capacity', lang)}:** {capacity}")
+    return "\n\n".join(lines)
 
 
 def failed_calculator_view(lang: Lang) -> CalculatorView:
@@ -485,6 +516,14 @@ def model_choices() -> list[tuple[str, str]]:
     from tools import list_models
 
     return [(model.name, model.id) for model in list_models()]
+
+
+def service_choices(lang: Lang) -> list[tuple[str, str]]:
+    """(label, id) pairs for the latency-target dropdown; "" sets no target."""
+    from tools.performance import service_classes
+
+    classes = service_classes()["classes"]
+    return [(text("no_target", lang), ""), *((row["names"][lang], key) for key, row in classes.items())]
 
 
 def card_choices(lang: Lang) -> list[tuple[str, str]]:

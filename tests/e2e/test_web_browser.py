@@ -155,3 +155,18 @@ def test_phone_width_is_usable(served_app, browser, artifacts: Path) -> None:
     assert chart_box is not None and chart_box["width"] <= 390
     page.screenshot(path=str(artifacts / "phone-calculator.png"), full_page=True)
     page.context.close()
+
+
+def test_a_latency_target_adds_the_speed_verdict_and_the_capacity(
+    served_app, browser, artifacts: Path
+) -> None:
+    page = open_page(browser, served_app.url)
+    open_calculator(page)
+    choose(page, "calc-model", "llama-3.1-8b")
+    page.locator("#calc-service input").wait_for()
+    wait_for_verdict(page, "Speed:")
+    assert "Capacity:" not in page.locator("#calc-verdict").inner_text()  # no target chosen yet
+    choose(page, "calc-service", "voice agent")
+    wait_for_verdict(page, "Capacity:.*users at once within the target \\(voice agent\\)")
+    page.screenshot(path=str(artifacts / "calculator-latency-target.png"), full_page=True)
+    page.context.close()
