@@ -404,7 +404,9 @@ def test_calibration_set_meets_its_own_rules() -> None:
     assert max(p.concurrency for p in points) >= 256  # the issue: concurrency 1 to 256
     for src in doc["sources"]:
         assert src["url"].startswith("https://") and src["quote"]
-        assert held_out(src["id"]) == (int(src["id"][1:]) % 3 == 2)
+        # A third by number; the seventh blind batch on (S85-), held out whole before it was collected.
+        number = int(src["id"][1:])
+        assert held_out(src["id"]) == (number % 3 == 2 or number >= 85)
     # The rule holds out sources, about a third of them; exclusions can thin a part's points.
     sources = {p.source: p.held_out for p in points}
     assert 0.25 <= sum(sources.values()) / len(sources) <= 0.45
