@@ -127,6 +127,13 @@ def readings(number: str) -> tuple[tuple[float, int], ...]:
 
 def figures(text: str) -> list[Figure]:
     """Every checked figure in `text`, left to right, each span read once."""
+    return list(_figures(text))
+
+
+# Every answer is checked against the texts of its calculations, and the same arithmetic lines,
+# recommendations and sentences come back answer after answer: each text is read once.
+@functools.lru_cache(maxsize=4096)
+def _figures(text: str) -> tuple[Figure, ...]:
     found: list[tuple[int, Figure]] = []
     taken: list[tuple[int, int]] = []
 
@@ -156,7 +163,7 @@ def figures(text: str) -> list[Figure]:
         for match in pattern.finditer(text):
             if claim(match):
                 found.append((match.start(), _figure(match, unit, 1.0)))
-    return [figure for _, figure in sorted(found, key=lambda pair: pair[0])]
+    return tuple(figure for _, figure in sorted(found, key=lambda pair: pair[0]))
 
 
 def _figure(match: re.Match[str], unit: str, factor: float) -> Figure:
@@ -202,18 +209,20 @@ class AllowedFigures:
         return allowed
 
     def permits(self, figure: Figure, sentence: str) -> bool:
-        pools = [self.by_unit.get(figure.unit, set())]
+        if any(matches(figure, value) for value in self.by_unit.get(figure.unit, ())):
+            return True  # a calculation's own figure: no need to read which cards the sentence names
         named = _named_cards(sentence)
-        if _CARD_WORDS.search(sentence) or named:
-            # The lineup's figures, and those of the cards the sentence names: with every owned card
-            # in the catalogue allowed everywhere, almost any round figure would pass.
-            catalog = set(self.catalog.get(figure.unit, set()))
-            for card_id in named:
-                catalog |= _card_figures(card_id).get(figure.unit, frozenset())
-            pools.append(catalog)
-            if figure.unit == "GB":
-                # Many people write GB for the GiB nvidia-smi shows for a card.
-                pools.append({value / GIB_IN_GB for value in catalog})
+        if not (_CARD_WORDS.search(sentence) or named):
+            return False
+        # The lineup's figures, and those of the cards the sentence names: with every owned card
+        # in the catalogue allowed everywhere, almost any round figure would pass.
+        catalog = set(self.catalog.get(figure.unit, set()))
+        for card_id in named:
+            catalog |= _card_figures(card_id).get(figure.unit, frozenset())
+        pools = [catalog]
+        if figure.unit == "GB":
+            # Many people write GB for the GiB nvidia-smi shows for a card.
+            pools.append({value / GIB_IN_GB for value in catalog})
         return any(matches(figure, value) for pool in pools for value in pool)
 
 
@@ -314,8 +323,10 @@ def card_patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
     return tuple(sorted(patterns, key=lambda item: -len(item[0].pattern)))
 
 
-def _named_cards(sentence: str) -> set[str]:
-    return {card_id for pattern, card_id in card_patterns() if pattern.search(sentence)}
+@functools.lru_cache(maxsize=256)
+def _named_cards(sentence: str) -> frozenset[str]:
+    """The catalogue cards a sentence names (each of an answer's figures asks about its sentence)."""
+    return frozenset(card_id for pattern, card_id in card_patterns() if pattern.search(sentence))
 
 
 @functools.cache
