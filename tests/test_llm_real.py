@@ -165,6 +165,16 @@ def test_a_training_question_is_answered_from_the_training_calculator(assistant:
     assert_holds(reply.answer, reply.calculations, "en", reply.mode, reply.notice)
 
 
+def test_a_capacity_question_hands_the_real_model_the_estimate(assistant: Assistant) -> None:
+    """Six calculations with their speed sentences fit the lane's 8,192-token context, and whatever
+    the model writes, no figure or verdict in the answer contradicts the estimate."""
+    reply = assistant.answer("How many users can one H100 serve with Llama 3.1 8B?")
+    assert reply.mode == "llm", reply.notice
+    served = [r.performance.capacity for r in reply.calculations if r.performance and r.performance.capacity]
+    assert served, "the app's calculations are the capacity's"
+    assert_holds(reply.answer, reply.calculations, "en", reply.mode, reply.notice)
+
+
 def test_chat_api_of_the_served_app(llama: LlamaServer, tmp_path: Path) -> None:
     from gradio_client import Client
 
