@@ -140,6 +140,13 @@ def test_sizing_calc_users_target_prints_the_capacity_and_its_json(tmp_path: Pat
         "¿cuántos usuarios aguanta una L40S con llama 3.1 8b?",
         "¿para cuántas personas da una h200 con qwen3 32b?",
         "máximo de usuarios concurrentes para qwen3 8b en una l4",
+        # Whoever the users are: callers of a voice agent, a company's staff, students.
+        "voice agent with llama 3.1 8b on an L4, how many callers at once?",
+        "how many simultaneous calls can one L40S handle for a voice bot with llama 8b?",
+        "¿cuántas llamadas simultáneas aguanta una L4 con llama 3.1 8b?",
+        "how many employees can use llama 3.3 70b at once on 2 H100?",
+        "¿cuántos empleados pueden usar a la vez un qwen 32b en una A100?",
+        "how many students can chat with mistral 7b at the same time on an RTX 4090?",
     ],
 )
 def test_a_count_of_users_asked_of_the_hardware_is_a_capacity_question(message: str) -> None:
@@ -156,6 +163,9 @@ def test_a_count_of_users_asked_of_the_hardware_is_a_capacity_question(message: 
         "qwen3 32b cuantos usuarios caben en 2 h100?",
         "the number of users is 50, llama 3.1 8b on an l4",
         "how many users do you usually see per gpu?",
+        "how many employees do you have?",
+        "how many calls does it make per answer?",
+        "we have 200 employees, how many concurrent users would that be?",
     ],
 )
 def test_other_questions_with_users_in_them_are_not(message: str) -> None:
@@ -227,3 +237,16 @@ def test_the_answer_says_why_its_count_differs_from_the_tables(message: str, wor
     lead = reply.answer.split("\n")[0]
     for word in words:
         assert word in lead
+
+
+def test_on_llama_cpp_the_answer_says_a_shorter_slot_context_holds_more() -> None:
+    (reply,) = ask_turns("how many users can a single RTX 4090 serve with llama 3.1 8b q4_k_m on llama.cpp?")
+    lead = reply.answer.split("\n")[0]
+    assert "memory sets the limit" in lead and "-np" in lead and "num_ctx" in lead
+
+
+def test_a_count_of_zero_carries_no_note_on_the_memory() -> None:
+    (reply,) = ask_turns("voice agent with llama 3.1 8b at bf16 on an L4, how many callers at once?")
+    lead = reply.answer.split("\n")[0]
+    assert "does not serve even one user" in lead
+    assert "The memory counts" not in lead and "slot" not in lead

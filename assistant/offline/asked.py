@@ -36,6 +36,7 @@ from tools.performance import (
     published_text,
     target_text,
 )
+from tools.performance_physics import LLAMACPP_ENGINES
 from tools.performance_sizing import acceptable, calibrated_estimate
 from tools.reverse import GPU_COUNTS, fewest_gpus, largest_model, longest_context, smallest_card
 from tools.schemas import Band, PerformanceEstimate
@@ -195,15 +196,9 @@ def performance_lead(
     }
     if plan.users_target and estimate.capacity is not None:
         lead.append(capacity_lead(estimate, common, tps, ttft, texts))
-        if estimate.held_sequences is not None and estimate.held_sequences > option.max_concurrent_sequences:
-            lead.append(
-                texts.fill(
-                    "lead_capacity_paged",
-                    tokens=count(estimate.input_len + estimate.output_len, texts),
-                    max_users=count(option.max_concurrent_sequences, texts),
-                    context=count(result.context, texts),
-                )
-            )
+        memory_note = capacity_memory_note(estimate, option, result, texts)
+        if memory_note:
+            lead.append(memory_note)
     elif plan.service == "batch_offline":
         docs = band(estimate.requests_per_s, 3600)
         lead.append(
@@ -281,6 +276,29 @@ def capacity_lead(
         return texts.fill(key, **fields)
     limit = "lead_capacity_memory" if memory_limits(estimate) else "lead_capacity_speed"
     return " ".join((texts.fill("lead_capacity", **fields), texts.fill(limit, **fields)))
+
+
+def capacity_memory_note(
+    estimate: PerformanceEstimate, option: CardOption, result: SizingResult, texts: Texts
+) -> str:
+    """Why a capacity's memory count is not the table's, where it is not and users are served: a
+    paged KV cache (vLLM) holds each request's own tokens, the table counts whole contexts; where
+    the memory sets the limit on llama.cpp or Ollama, each slot holds the whole context, so a
+    shorter one holds more. Empty otherwise."""
+    held, users = estimate.held_sequences, estimate.capacity
+    if held is None or users is None or users.best < 1:
+        return ""
+    tokens = estimate.input_len + estimate.output_len
+    fields = {
+        "tokens": count(tokens, texts),
+        "max_users": count(option.max_concurrent_sequences, texts),
+        "context": count(result.context, texts),
+    }
+    if held > option.max_concurrent_sequences:
+        return texts.fill("lead_capacity_paged", **fields)
+    if result.engine in LLAMACPP_ENGINES and memory_limits(estimate) and 2 * tokens <= result.context:
+        return texts.fill("lead_capacity_slots", **fields)
+    return ""
 
 
 def _common(result: SizingResult, option: CardOption, texts: Texts) -> dict[str, str]:
