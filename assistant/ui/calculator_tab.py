@@ -163,22 +163,9 @@ def build_calculator_tab(
         card_count: float | None,
         request: gr.Request,
     ) -> dict[str, Any]:
+        given = [model, params_b, config_file, precision, kv_dtype, context, users, engine, card, card_count]
         # The API keeps its ten parameters: no latency target (the panel's dropdown is its own).
-        inputs = calculator_inputs(
-            [
-                model,
-                params_b,
-                config_file,
-                precision,
-                kv_dtype,
-                context,
-                users,
-                engine,
-                card,
-                card_count,
-                None,
-            ]
-        )
+        inputs = calculator_inputs([*given, None])
         try:
             return handlers.calculate_json(inputs, browser_lang(request), hub)
         except SizingError as exc:
