@@ -622,7 +622,8 @@ def capacity_text(estimate: PerformanceEstimate, label: str, lang: Language) -> 
 
 def recommended_label(result: SizingResult) -> str:
     """The label of the option `result.performance` is for: the recommended one."""
-    return next((o.label for o in result.options if (o.card_class or o.card) == result.recommended), "")
+    option = result.recommended_option()
+    return option.label if option is not None else ""
 
 
 def speed_summary(result: SizingResult) -> str:

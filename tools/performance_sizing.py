@@ -105,8 +105,9 @@ def held_sequences(evaluation: Evaluation, workload: Workload, scenario: Scenari
     is in users sending the request the estimate assumes: the class's typical one when none was
     given), and the engine pages its KV cache (vLLM, SGLang, TensorRT-LLM allocate blocks as a
     sequence grows), each holds only its prompt and answer, so the same room holds more, up to the
-    engine's sequence limit (vLLM's --max-num-seqs). The sliding-window layers' share is kept at the context's: never more than
-    the room holds. llama.cpp gives every slot the whole context up front."""
+    engine's sequence limit (vLLM's --max-num-seqs). The sliding-window layers' share is kept at
+    the context's: never more than the room holds. llama.cpp gives every slot the whole context
+    up front."""
     held = evaluation.option.max_concurrent_sequences
     est = evaluation.estimate
     tokens = workload.input_len + workload.output_len

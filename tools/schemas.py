@@ -258,6 +258,10 @@ class SizingResult(BaseModel):
     performance: PerformanceEstimate | None = None
     lang: Language = "en"  # the language of every text above, as the request asked
 
+    def recommended_option(self) -> CardOption | None:
+        """The option `recommended` names (the one `performance` is for); None when none fits."""
+        return next((o for o in self.options if (o.card_class or o.card) == self.recommended), None)
+
     def request(self, gpu: str | None = None, lang: Language | None = None) -> SizingRequest:
         """The request that sizes this result's model and workload again, to try other hardware or
         precisions: on `gpu` (None: every card class), in `lang` (None: the result's). A 16-bit KV

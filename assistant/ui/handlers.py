@@ -386,10 +386,7 @@ def _speed_cell(option: CardOption, lang: Lang) -> str:
 
 def verdict_markdown(result: SizingResult, lang: Lang) -> str:
     """The verdict: the recommended card (or that none fits), the recommendation, every option."""
-    recommended = next(
-        (o for o in result.options if result.recommended and (o.card_class or o.card) == result.recommended),
-        None,
-    )
+    recommended = result.recommended_option()
     copies = next((o for o in result.options if o.replicas is not None), None)
     if recommended is not None:
         heading = "✓ " + text("verdict_fits", lang, label=recommended.label)
