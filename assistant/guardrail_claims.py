@@ -27,7 +27,7 @@ import yaml
 from assistant.guardrail_figures import card_patterns, figures, readings
 from assistant.offline.sizing import calculate
 from assistant.offline.understanding import fold
-from tools import PRECISIONS, CardOption, SizingResult, card_classes, list_cards
+from tools import PRECISIONS, CardOption, SizingRequest, SizingResult, card_classes, list_cards
 from tools.errors import SizingError
 from tools.precision import nominal_bits
 
@@ -182,6 +182,10 @@ def _most_users(option: CardOption) -> int:
     return max(option.max_concurrent_sequences, held or 0)
 
 
+def _holds(option: CardOption) -> bool:
+    return option.performance is not None and option.performance.held_sequences is not None
+
+
 def _default_options(result: SizingResult) -> list[CardOption]:
     """What an answer means when it names no card: the recommended option, else every option."""
     wanted = {result.recommended, (result.recommended or "").split(":")[0]}
@@ -197,12 +201,34 @@ def _option_on(result: SizingResult, named: NamedCard) -> CardOption | None:
         if option.card and option.card.split(":")[0] == named.card and option.gpus == named.count:
             return option
     try:
-        again = calculate(
-            result.request(gpu=f"{named.card}:{named.count}" if named.count > 1 else named.card)
+        request, speed = _sized_again(
+            result, f"{named.card}:{named.count}" if named.count > 1 else named.card
         )
+        again = calculate(request, speed=speed)
     except (SizingError, ValueError):
         return None
     return again.options[0] if again.options else None
+
+
+def _sized_again(result: SizingResult, gpu: str) -> tuple[SizingRequest, bool]:
+    """The request that sizes `result` again on `gpu`: for the memory verdict alone, unless a
+    capacity was asked; then with the same request lengths and latency target, since the users an
+    option serves are the requests its paged KV cache holds (`_most_users`)."""
+    request = result.request(gpu=gpu)
+    capacity = next((o.performance for o in result.options if _holds(o)), None)
+    if capacity is None:
+        return request, False
+    target = capacity.target
+    again = request.model_copy(
+        update={
+            "users_target": True,
+            "input_len": capacity.input_len,
+            "output_len": capacity.output_len,
+            "ttft_ms": target.ttft_ms if target else None,
+            "tpot_ms": target.tpot_ms if target else None,
+        }
+    )
+    return again, True
 
 
 def _fewest_cards(result: SizingResult, named: NamedCard) -> int | None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from assistant.guardrail import check, enforce
+from assistant.guardrail_claims import wrong_verdict
 from assistant.service import build_assistant
 from assistant.settings import Settings
 from tests.fakes import FakeArticles
@@ -52,6 +53,28 @@ def test_serves_more_users_than_the_calculator_allows() -> None:
     draft = f"One H100 serves {most * 3} concurrent users. One H100 serves {most} concurrent users."
     report = check(draft, [result], "en", message="70B at 4 bits on an H100")
     assert report.removed == [f"One H100 serves {most * 3} concurrent users."]
+
+
+def test_a_capacity_claim_on_a_card_the_answer_never_compared_counts_its_paged_requests() -> None:
+    """The L40S is sized again with its speed where a capacity was asked: its paged KV cache holds
+    151 of the assumed requests though only 23 whole contexts, so "serves 100" is no wrong verdict
+    and "serves 400" is. Sized again for memory alone, "serves 100" was judged wrong."""
+    result = calc(model="llama-3.1-8b", precision="bf16", users_target=True, gpu="h100")
+    again = calc(model="llama-3.1-8b", precision="bf16", users_target=True, gpu="l40s").options[0]
+    assert again.performance is not None and again.performance.held_sequences is not None
+    assert again.max_concurrent_sequences < 100 < again.performance.held_sequences < 400
+    assert not wrong_verdict("One L40S serves 100 users at once.", [result])
+    assert wrong_verdict("One L40S serves 400 users at once.", [result])
+
+
+def test_a_card_sized_again_for_memory_alone_gets_the_same_verdicts() -> None:
+    """The guardrail's memory-only recalculation (`speed=False`) skips the estimate, nothing else."""
+    request = SizingRequest(model="70b", precision="int4", users=8, gpu="l40s:2")
+    full, memory = calculate_vram(request), calculate_vram(request, speed=False)
+    assert full.options[0].performance is not None and memory.options[0].performance is None
+    keep = {"card", "gpus", "fits", "total_gb", "headroom_gb", "max_concurrent_sequences"}
+    assert memory.options[0].model_dump(include=keep) == full.options[0].model_dump(include=keep)
+    assert memory.recommendation == full.recommendation
 
 
 def test_needs_the_wrong_number_of_gpus() -> None:

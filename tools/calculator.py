@@ -41,9 +41,13 @@ from tools.schemas import SizingRequest, SizingResult
 from tools.training import size_finetune
 
 
-def calculate_vram(request: SizingRequest, hub: HubLookup | None = None) -> SizingResult:
+def calculate_vram(
+    request: SizingRequest, hub: HubLookup | None = None, *, speed: bool = True
+) -> SizingResult:
     """Size a model on every card class (or the requested card): the arithmetic, the verdicts,
-    the recommendation, the quantization caveat and what would make it fit."""
+    the recommendation, the quantization caveat and what would make it fit; with `speed`, each
+    option's serving-performance estimate too (`add_performance`). Without it the memory verdicts
+    alone, which is all a check of "fits on card X" needs and takes about half the time."""
     if request.finetune is not None:
         return size_finetune(request, hub)
     scenario = build_scenario(request, hub)
@@ -78,7 +82,7 @@ def calculate_vram(request: SizingRequest, hub: HubLookup | None = None) -> Sizi
         alternatives=[] if fitting else [ev.option for ev in alternatives(scenario, evaluations[-1])],
         lang=scenario.lang,
     )
-    return add_performance(request, scenario, evaluations, result)
+    return add_performance(request, scenario, evaluations, result) if speed else result
 
 
 __all__ = [

@@ -409,14 +409,15 @@ def run_plan(plan: SizingPlan) -> Calculations:
     return Calculations(plan=plan, on_card=on_card, by_class=by_class)
 
 
-def calculate(request: SizingRequest) -> SizingResult:
-    """`calculate_vram`, remembered: the calculator is pure and many visitors ask the same thing."""
-    return _calculate_json(request.model_dump_json()).model_copy(deep=True)
+def calculate(request: SizingRequest, speed: bool = True) -> SizingResult:
+    """`calculate_vram`, remembered: the calculator is pure and many visitors ask the same thing.
+    Without `speed`, the memory verdicts alone (`calculate_vram`)."""
+    return _calculate_json(request.model_dump_json(), speed).model_copy(deep=True)
 
 
 @lru_cache(maxsize=512)
-def _calculate_json(request_json: str) -> SizingResult:
-    return calculate_vram(SizingRequest.model_validate_json(request_json))
+def _calculate_json(request_json: str, speed: bool) -> SizingResult:
+    return calculate_vram(SizingRequest.model_validate_json(request_json), speed=speed)
 
 
 # What only a serving question says: a message that says one of these is not a training follow-up.
