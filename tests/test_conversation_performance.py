@@ -117,12 +117,12 @@ def test_a_rate_the_memory_cannot_hold_says_the_requests_queue() -> None:
     ("message", "lang", "words"),
     [
         (
-            "how many tokens per second will deepseek r1 in fp8 on 8 mi300x give 16 users?",
+            "how many tokens per second will deepseek r1 at 4 bits on 8 mi300x give 16 users?",
             "en",
             "Published runs",
         ),
         (
-            "¿cuántos tokens por segundo con deepseek r1 fp8 en 8 mi300x para 16 usuarios?",
+            "¿cuántos tokens por segundo con deepseek r1 a 4 bits en 8 mi300x para 16 usuarios?",
             "es",
             "mediciones publicadas",
         ),

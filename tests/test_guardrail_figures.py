@@ -56,12 +56,13 @@ def test_wrong_figure_is_removed_and_the_real_numbers_and_caveat_added() -> None
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_a_speed_carries_the_published_runs_warning(lang: str) -> None:
-    """DeepSeek-R1 on 8 × MI300X: the calibration's runs of it reached about 0.7× the estimate's
-    tokens/s. An answer that gives a speed gets that warning, in the visitor's language, unless it
-    says it already; an answer about memory alone does not."""
+    """DeepSeek-R1 at 4 bits on 8 × MI300X: no published run at that precision, so the estimate is
+    the roofline's, and the calibration's FP8 runs reached about half its tokens/s. An answer that
+    gives a speed gets that warning, in the visitor's language, unless it says it already; an
+    answer about memory alone does not."""
     from tools.performance import published_text
 
-    result = calc("deepseek-r1", "fp8", lang, gpu="mi300x:8", users=8)
+    result = calc("deepseek-r1", "int4", lang, gpu="mi300x:8", users=8)
     assert result.performance is not None and result.performance.published is not None
     warning = published_text(result.performance, lang).strip()  # type: ignore[arg-type]
     assert warning and "S56" in warning
@@ -78,11 +79,12 @@ def test_a_speed_carries_the_published_runs_warning(lang: str) -> None:
 
 
 def test_the_published_runs_warning_follows_the_speed_it_qualifies() -> None:
-    """Two calculations in one turn, one with published runs far from its estimate (DeepSeek-R1 on
-    8 x MI300X) and one without: quoting only the other's speed brings no warning about DeepSeek."""
+    """Two calculations in one turn, one with published runs far from its estimate (DeepSeek-R1 at
+    4 bits on 8 x MI300X) and one without: quoting only the other's speed brings no warning about
+    DeepSeek."""
     from tools.performance import published_text
 
-    deepseek = calc("deepseek-r1", "fp8", gpu="mi300x:8", users=8)
+    deepseek = calc("deepseek-r1", "int4", gpu="mi300x:8", users=8)
     llama = calc("llama-3.1-8b", "bf16", gpu="h100-80gb", users=8)
     assert deepseek.performance and deepseek.performance.published and llama.performance
     assert not published_text(llama.performance, "en").strip()
@@ -93,6 +95,19 @@ def test_the_published_runs_warning_follows_the_speed_it_qualifies() -> None:
     own = f"DeepSeek gives each user about {deepseek.performance.output_tok_s_per_user.best:.0f} tok/s."
     report = check(f"{other} {own}", [deepseek, llama], "en")
     assert report.appended_published and report.answer.endswith(f"> {warning}")
+
+
+def test_an_estimate_anchored_to_the_published_runs_carries_no_warning_about_them() -> None:
+    """At FP8, the precision the runs used, the estimate is scaled to them and its basis says so:
+    warning that they were slower than it would be false."""
+    from tools.performance import basis_text, published_text
+
+    result = calc("deepseek-r1", "fp8", gpu="mi300x:8", users=8)
+    assert result.performance is not None and "S56" in result.performance.anchored_to
+    assert not published_text(result.performance, "en")
+    assert "published runs of this model on this card (S56" in basis_text(result.performance, "en")
+    speed = f"Each user gets about {round(result.performance.output_tok_s_per_user.best)} tok/s."
+    assert not check(speed, [result], "en").appended_published
 
 
 def test_the_estimates_speeds_are_allowed_figures_and_others_are_not() -> None:

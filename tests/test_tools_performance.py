@@ -509,8 +509,18 @@ def test_published_runs_of_the_model_on_the_card_stand_next_to_the_estimate() ->
     _, none = _estimate("llama-3.1-8b", "l4", 1, users=4)
     assert none is not None and none.published is None
     # The sentence appears only where the median source is more than 25 % off, either way, in
-    # the visitor's language.
-    assert estimate.published is not None
+    # the visitor's language, and the estimate is not already scaled to those runs (here it is,
+    # at bf16: S31's runs).
+    assert estimate.published is not None and estimate.anchored_to == ["S31"]
+    anchored_slow = estimate.model_copy(
+        update={
+            "published": estimate.published.model_copy(
+                update={"speed_ratio": Band(low=0.4, best=0.5, high=0.6)}
+            )
+        }
+    )
+    assert "Published runs" not in performance_line(anchored_slow, "L40S", "en")
+    estimate = estimate.model_copy(update={"anchored_to": []})
     close = estimate.model_copy(
         update={
             "published": estimate.published.model_copy(

@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tools.engines import ENGINE_LABELS
 from tools.errors import InvalidInputError, UnknownChoiceError
+from tools.performance_anchor import product_anchor
 from tools.performance_facts import hardware, load_data, model_facts
 from tools.performance_measured import load_measurements
-from tools.performance_physics import Factors
+from tools.performance_physics import Factors, anchored
 from tools.performance_serving import (
     Operating,
     Served,
@@ -223,6 +224,7 @@ class Setup(Served):
     a short account of the factors."""
 
     detail: str = ""
+    anchored_to: tuple[str, ...] = ()  # the published runs its decode is scaled to (`product_anchor`)
 
 
 def setup_for(scenario: Scenario, card_id: str, gpus: int) -> Setup | None:
@@ -243,10 +245,25 @@ def setup_for(scenario: Scenario, card_id: str, gpus: int) -> Setup | None:
         scale,
     )
     factors, detail = factors_for(scenario.engine, hw.generation)
+    runs = product_anchor(scenario.model.info.id, card_id, scenario.precision, scenario.engine)
+    if runs is not None:
+        factors = anchored(factors, runs.ratio)
+        detail += (
+            f"; decode anchored to the published runs of this model on this card at {scenario.precision} "
+            f"({', '.join(runs.sources)}): x{runs.ratio:.2f} the roofline's time per step"
+        )
     from tools.cards import card_facts
 
     chunk = prefill_chunk(scenario.engine, card_facts(card_id).usable_bytes)
-    return Setup(model, hw, scenario.engine, factors, chunk, detail=detail)
+    return Setup(
+        model,
+        hw,
+        scenario.engine,
+        factors,
+        chunk,
+        detail=detail,
+        anchored_to=runs.sources if runs is not None else (),
+    )
 
 
 def operating_point(setup: Setup, workload: Workload, users: float) -> Operating:
@@ -414,6 +431,7 @@ def estimate_performance(
         requests_per_s=requests,
         basis=basis,  # type: ignore[arg-type]
         basis_detail=detail,
+        anchored_to=list(setup.anchored_to) if basis == "model" else [],
         saturated=saturated,
         target=workload.target,
     )
@@ -487,10 +505,11 @@ def _at_capacity(
 
 @cache
 def published_runs(model_id: str, card_id: str, llamacpp: bool) -> PublishedRuns | None:
-    """How the published runs of `model_id` on `card_id` compare with the model's estimate of each
-    run's own setup and load: llama.cpp's runs for llama.cpp (and Ollama), the served GPU engines'
-    (vLLM, SGLang, TensorRT-LLM) for the others; any card count; fit and held-out sources alike
-    (evidence for a reader, not a score). None where the calibration has no such run."""
+    """How the published runs of `model_id` on `card_id` compare with the roofline's estimate of
+    each run's own setup and load: llama.cpp's runs for llama.cpp (and Ollama), the served GPU
+    engines' (vLLM, SGLang, TensorRT-LLM) for the others; any card count and precision; fit and
+    held-out sources alike (evidence for a reader, not a score). None where the calibration has no
+    such run. An estimate at a precision some of them ran is scaled to them (`product_anchor`)."""
     from tools.performance_calibration import as_time, calibration_points, metric_group, predict
     from tools.performance_fit import factors_for as fitted_factors
 
@@ -551,6 +570,8 @@ def basis_text(estimate: PerformanceEstimate, lang: Language) -> str:
         return perf_text("perf_basis_scaled", lang, source=estimate.basis_detail)
     # An engine that borrows another's factors (SGLang) fits one of its own, none the product uses.
     points = sum(row["points"] for row in fitted()["engines"].values() if "borrowed_from" not in row)
+    if estimate.anchored_to:
+        return perf_text("perf_basis_anchored", lang, points=points, sources=", ".join(estimate.anchored_to))
     return perf_text("perf_basis_model", lang, points=points)
 
 
@@ -646,12 +667,13 @@ def speed_summary(result: SizingResult) -> str:
 
 def published_text(estimate: PerformanceEstimate, lang: Language) -> str:
     """A sentence when published runs of this model on this card were much slower or faster than
-    the estimate; empty otherwise."""
+    the roofline's estimate and the estimate is not anchored to them (no run at its precision);
+    empty otherwise."""
     from tools.texts import number
 
     runs = estimate.published
-    if runs is None or abs(runs.speed_ratio.best - 1.0) <= PUBLISHED_MISMATCH:
-        return ""
+    if runs is None or estimate.anchored_to or abs(runs.speed_ratio.best - 1.0) <= PUBLISHED_MISMATCH:
+        return ""  # an estimate anchored to the runs already says so in its basis (`basis_text`)
     low, high = number(runs.speed_ratio.low, lang, 1), number(runs.speed_ratio.high, lang, 1)
     return perf_text(
         "perf_published_slower" if runs.speed_ratio.best < 1 else "perf_published_faster",

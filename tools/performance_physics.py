@@ -124,6 +124,19 @@ def fixed_step_s(model: ModelFacts, factors: Factors) -> float:
     )
 
 
+def anchored(factors: Factors, ratio: float) -> Factors:
+    """The factors of a setup whose published runs take `ratio` times the estimated time per decode
+    step (tools/performance_anchor.py): the share of peak bandwidth it reaches (at most all of it)
+    and its fixed per-step costs scaled; the prefill's compute efficiency is left alone."""
+    return factors._replace(
+        bandwidth_efficiency=min(1.0, factors.bandwidth_efficiency / ratio),
+        step_overhead_s=factors.step_overhead_s * ratio,
+        layer_overhead_s=factors.layer_overhead_s * ratio,
+        moe_layer_overhead_s=factors.moe_layer_overhead_s * ratio,
+        mla_layer_overhead_s=factors.mla_layer_overhead_s * ratio,
+    )
+
+
 def first_pass_s(model: ModelFacts, factors: Factors) -> float:
     """A prompt's pass waits `first_token_steps` of the model's fixed step cost beyond its GPU
     time: it is not the replay of a captured CUDA graph the decode steps are; its kernels are

@@ -152,6 +152,9 @@ class PerformanceEstimate(BaseModel):
     target: PerformanceTarget | None = None
     meets_target: bool | None = None
     published: PublishedRuns | None = None  # where the calibration has runs of this model on this card
+    # The published runs of this model, card and precision its decode is scaled to
+    # (tools/performance_anchor.py); empty where the calibration has none.
+    anchored_to: list[str] = Field(default_factory=list)
     # With users 'target': the most users served within the target (low: at the band's slow edge,
     # high: at its fast edge; 0 when even one user misses it), and the sequences the memory holds.
     capacity: Band | None = None
