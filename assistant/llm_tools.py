@@ -288,8 +288,10 @@ def build_tools(
                 **{"engine": default_engine(precision), **given},
             )
 
-        speed = any(name in given for name in SPEED_ARGUMENTS)
-        return calculated(what, tool_call_id, request, released_name(model), speed=speed)
+        # A question about speed gets the speed back from every call; otherwise a call that gives
+        # a workload asked for it.
+        wanted = speed or any(name in given for name in SPEED_ARGUMENTS)
+        return calculated(what, tool_call_id, request, released_name(model), speed=wanted)
 
     def run_calculate_training(
         model: str,

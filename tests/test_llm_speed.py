@@ -122,6 +122,27 @@ def test_the_model_can_ask_the_calculator_for_a_capacity_with_its_own_lengths(tm
     assert "2,000 prompt + 300 answer tokens" in reply.answer
 
 
+def test_a_plain_call_on_a_speed_question_still_gets_the_speed(tmp_path: Path) -> None:
+    """On a question about speed the model may call the calculator with no workload argument (a
+    different card, say): the result still carries the speed sentences it needs to answer."""
+    plain = {"model": "Llama 3.1 8B", "precision": "bf16", "gpu": "h100"}
+
+    def model(request: dict[str, Any]) -> Reply:
+        own = {k: v for k, v in tool_results(request).items() if not k.startswith("app_")}
+        if not own:
+            return tool_call([("calculate_vram", plain)])
+        return text("\n".join(r.get("speed", "no speed") for r in own.values()))
+
+    with StubOpenAI(model) as stub:
+        reply = assistant_for(stub.url, tmp_path).answer(
+            "How many tokens per second does Llama 3.1 8B get on an L40S?"
+        )
+    assert "no speed" not in reply.answer and "tokens/s per user" in reply.answer
+    with StubOpenAI(model) as stub:
+        memory = assistant_for(stub.url, tmp_path).answer("Does Llama 3.1 8B fit on an L40S?")
+    assert "tokens/s per user" not in memory.answer  # a memory question's results stay lean
+
+
 @pytest.mark.parametrize(
     ("arguments", "error"),
     [
