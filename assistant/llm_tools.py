@@ -136,7 +136,7 @@ class CalculateSpeedArgs(CalculateVramArgs):
     """calculate_vram's arguments on a question about speed: the workload too. Offered only then,
     so a memory question's prompt does not carry them (a small local context has no room)."""
 
-    # 0 / "" / false: not given; any of them returns `speed`.
+    # 0 / "" / false: not given (the service class's typical request, the users given).
     input_len: int = Field(default=0, ge=0, description="Speed: prompt tokens.")
     output_len: int = Field(default=0, ge=0, description="Speed: answer tokens.")
     rate: float = Field(default=0, ge=0, description="Speed: requests per second offered.")
@@ -388,7 +388,11 @@ def build_tools(
             description=(
                 "VRAM arithmetic for serving a model: weights, KV cache, overhead, total GB, which card class "
                 "or card fits, headroom, max concurrent users, and the quantization caveat"
-                + ("; with a Speed argument also `speed` (tokens/s, first token, ranges)" if speed else "")
+                + (
+                    "; also `speed` (tokens/s, first token, ranges) for the Speed arguments' workload"
+                    if speed
+                    else ""
+                )
                 + ". Returns JSON."
             ),
             args_schema=CalculateSpeedArgs if speed else CalculateVramArgs,
