@@ -161,11 +161,25 @@ def build_calculator_tab(
         engine: str,
         card: str | None,
         card_count: float | None,
+        service: str | None,
         request: gr.Request,
     ) -> dict[str, Any]:
-        given = [model, params_b, config_file, precision, kv_dtype, context, users, engine, card, card_count]
-        # The API keeps its ten parameters: no latency target (the panel's dropdown is its own).
-        inputs = calculator_inputs([*given, None])
+        # `service`, the latency target, came last and is optional: ten-value callers still work.
+        inputs = calculator_inputs(
+            [
+                model,
+                params_b,
+                config_file,
+                precision,
+                kv_dtype,
+                context,
+                users,
+                engine,
+                card,
+                card_count,
+                service,
+            ]
+        )
         try:
             return handlers.calculate_json(inputs, browser_lang(request), hub)
         except SizingError as exc:
@@ -188,7 +202,7 @@ def build_calculator_tab(
     api_trigger = gr.Button(visible=False)
     api_trigger.click(
         calculate,
-        inputs=fields[:-1],
+        inputs=fields,
         outputs=[api_result],
         api_name="calculate",
         api_description="Size one configuration; returns the SizingResult as JSON (as `sizing calc --json`).",

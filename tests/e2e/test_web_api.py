@@ -78,6 +78,50 @@ def test_calculate_returns_the_sizing_json(served_app, client_for) -> None:
     assert {option["card_class"] for option in result["options"]} >= {"48gb", "80gb", "2x80gb"}
 
 
+def test_calculate_takes_a_latency_target_and_callers_without_it_still_work(served_app, client_for) -> None:
+    """The eleventh input, `service` (a class id of tools/data/service_classes.json), is optional:
+    the ten-input calls above still work, and with it the JSON carries the verdict against the
+    target."""
+    result = client_for(served_app.url).predict(
+        model="llama-3.1-8b",
+        params_b=None,
+        config_file=None,
+        precision="bf16",
+        kv_dtype="",
+        context=8192,
+        users=4,
+        engine="vllm",
+        card="h100-80gb",
+        card_count=1,
+        service="voice_agent",
+        api_name="/calculate",
+    )
+    performance = result["performance"]
+    assert performance["target"]["service"] == "voice_agent"
+    assert isinstance(performance["meets_target"], bool)
+    assert (
+        calculate(client_for(served_app.url), model="llama-3.1-8b", users=4)["performance"]["target"] is None
+    )
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError) as failure:
+        client_for(served_app.url).predict(
+            model="llama-3.1-8b",
+            params_b=None,
+            config_file=None,
+            precision="bf16",
+            kv_dtype="",
+            context=8192,
+            users=4,
+            engine="vllm",
+            card="",
+            card_count=1,
+            service="teleport",
+            api_name="/calculate",
+        )
+    assert "teleport" in str(failure.value) and "Traceback" not in str(failure.value)
+
+
 def test_calculate_bad_input_is_a_clear_error(served_app, client_for) -> None:
     from gradio_client.exceptions import AppError
 
