@@ -75,11 +75,16 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
 
 @pytest.fixture(scope="module")
 def assistant(llama: LlamaServer, tmp_path_factory: pytest.TempPathFactory) -> Assistant:
+    return lane_assistant(llama, tmp_path_factory.mktemp("data"), TIMEOUT_S)
+
+
+def lane_assistant(llama: LlamaServer, data_dir: Path, timeout: float) -> Assistant:
+    """The assistant against the lane's llama-server, with an answer deadline of `timeout` s."""
     settings = Settings(
-        data_dir=tmp_path_factory.mktemp("data"),
+        data_dir=data_dir,
         llm_base_url=llama.url,
         llm_model=llama.model,
-        llm_timeout=TIMEOUT_S,
+        llm_timeout=timeout,
         llm_max_tokens=MAX_TOKENS,
         llm_context_tokens=CONTEXT_TOKENS,
     )
@@ -177,15 +182,8 @@ def test_a_capacity_question_hands_the_real_model_the_estimate(
 ) -> None:
     """Six calculations with their speed sentences fit the lane's 8,192-token context, and whatever
     the model writes, no figure or verdict in the answer contradicts the estimate."""
-    settings = Settings(
-        data_dir=tmp_path_factory.mktemp("capacity"),
-        llm_base_url=llama.url,
-        llm_model=llama.model,
-        llm_timeout=CAPACITY_TIMEOUT_S,
-        llm_max_tokens=MAX_TOKENS,
-        llm_context_tokens=CONTEXT_TOKENS,
-    )
-    reply = build_assistant(settings).answer("How many users can one H100 serve with Llama 3.1 8B?")
+    assistant = lane_assistant(llama, tmp_path_factory.mktemp("capacity"), CAPACITY_TIMEOUT_S)
+    reply = assistant.answer("How many users can one H100 serve with Llama 3.1 8B?")
     assert reply.mode == "llm", reply.notice
     served = [r.performance.capacity for r in reply.calculations if r.performance and r.performance.capacity]
     assert served, "the app's calculations are the capacity's"

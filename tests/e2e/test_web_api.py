@@ -54,8 +54,9 @@ def test_only_the_documented_endpoints_are_public(served_app, client_for) -> Non
     assert set(endpoints["named_endpoints"]) == {"/chat", "/calculate", "/draft", "/handoff"}
 
 
-def calculate(client: Any, model: str, users: int) -> Any:
-    """The `calculate` API with every input the calculator tab sends: bf16 on vLLM, 8k context."""
+def calculate(client: Any, model: str, users: int, **latency: str) -> Any:
+    """The `calculate` API with the ten inputs the calculator tab always sends (bf16 on vLLM, 8k
+    context), and the optional latency target (`service=...`) when given."""
     return client.predict(
         model=model,
         params_b=None,
@@ -68,6 +69,7 @@ def calculate(client: Any, model: str, users: int) -> Any:
         card="",
         card_count=1,
         api_name="/calculate",
+        **latency,
     )
 
 
@@ -82,20 +84,7 @@ def test_calculate_takes_a_latency_target_and_callers_without_it_still_work(serv
     """The eleventh input, `service` (a class id of tools/data/service_classes.json), is optional:
     the ten-input calls above still work, and with it the JSON carries the verdict against the
     target."""
-    result = client_for(served_app.url).predict(
-        model="llama-3.1-8b",
-        params_b=None,
-        config_file=None,
-        precision="bf16",
-        kv_dtype="",
-        context=8192,
-        users=4,
-        engine="vllm",
-        card="h100-80gb",
-        card_count=1,
-        service="voice_agent",
-        api_name="/calculate",
-    )
+    result = calculate(client_for(served_app.url), model="llama-3.1-8b", users=4, service="voice_agent")
     performance = result["performance"]
     assert performance["target"]["service"] == "voice_agent"
     assert isinstance(performance["meets_target"], bool)
@@ -105,20 +94,7 @@ def test_calculate_takes_a_latency_target_and_callers_without_it_still_work(serv
     from gradio_client.exceptions import AppError
 
     with pytest.raises(AppError) as failure:
-        client_for(served_app.url).predict(
-            model="llama-3.1-8b",
-            params_b=None,
-            config_file=None,
-            precision="bf16",
-            kv_dtype="",
-            context=8192,
-            users=4,
-            engine="vllm",
-            card="",
-            card_count=1,
-            service="teleport",
-            api_name="/calculate",
-        )
+        calculate(client_for(served_app.url), model="llama-3.1-8b", users=4, service="teleport")
     assert "teleport" in str(failure.value) and "Traceback" not in str(failure.value)
 
 
