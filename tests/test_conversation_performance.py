@@ -18,6 +18,9 @@ from tools import SizingRequest, calculate_vram
 
 CASES = load("conversation_performance.jsonl")
 FRESH = load("conversation_performance_fresh.jsonl")  # written after the code, scored once: 9/10
+# Rates and nightly jobs as people write them ("3,600 requests an hour", "20k tickets a night"),
+# written before their reader: 1/11 before it, 11/11 after.
+RATES = load("conversation_performance_rates.jsonl")
 FLOOR = 0.9  # below the measured 24/24 and 10/10 (docs/performance.md), so noise does not fail it
 
 
@@ -30,12 +33,12 @@ def test_the_set_covers_both_languages_and_every_figure() -> None:
         "perf_ttft_ms",
         "perf_requests_per_hour",
     }
-    for case in CASES + FRESH:
+    for case in CASES + FRESH + RATES:
         assert oracle_number(case["number"], case["lang"])[1] > 0
 
 
 def test_the_offline_assistant_states_the_estimate_with_its_band_and_basis() -> None:
-    scores = score_singles(CASES + FRESH)
+    scores = score_singles(CASES + FRESH + RATES)
     failed = {s.case_id: [n for n, ok in s.checks.items() if not ok] for s in scores if not s.passed}
     assert sum(s.passed for s in scores) / len(scores) >= FLOOR, failed
 
@@ -47,6 +50,14 @@ def test_the_offline_assistant_states_the_estimate_with_its_band_and_basis() -> 
         ("30 peticiones por minuto con llama 3.1 8b", None, 0.5, None, None),
         ("2 req/s on llama 3.1 8b", None, 2.0, None, None),
         ("120 consultas por hora con qwen2.5 7b", None, 120 / 3600, None, None),
+        ("3,600 requests an hour on llama 3.1 8b", None, 1.0, None, None),
+        ("7.200 consultas por hora con qwen2.5 7b", None, 2.0, None, None),
+        ("1,5 peticiones por segundo con qwen2.5 7b", None, 1.5, None, None),
+        ("1.2k requests per minute to llama 3.1 8b", None, 20.0, None, None),
+        ("50k queries a day on llama 3.1 8b", None, 50_000 / 86_400, None, None),
+        ("unos 10.000 mensajes diarios con qwen2.5 7b", None, 10_000 / 86_400, None, None),
+        ("2 millones de consultas al mes con qwen2.5 7b", None, 2e6 / 2_592_000, None, None),
+        ("900 support tickets a week into llama 3.1 8b", None, 900 / 604_800, None, None),
         ("respuesta en menos de 1 segundo con llama 3.1 8b", None, None, 1000.0, None),
         ("first token under 300 ms with llama 3.1 8b", None, None, 300.0, None),
         ("under 50 ms per token with llama 3.1 8b", None, None, None, 50.0),
@@ -73,6 +84,36 @@ def test_a_model_size_or_a_user_count_is_not_a_workload() -> None:
     reading = understand("llama 3.1 70b for 30 users at 8k context on 2 h100")
     assert (reading.service, reading.rate, reading.ttft_ms, reading.tpot_ms) == (None, None, None, None)
     assert reading.users == 30
+    # A request's length before "documents per hour" is its length, not a count of documents.
+    lengths = understand("4000 token documents per hour with qwen2.5 7b on an l40s")
+    assert lengths.rate is None and lengths.service == "batch_offline"
+
+
+@pytest.mark.parametrize(
+    ("message", "count"),
+    [
+        ("we push 20,000 support tickets a night through llama 3.1 8b", 20_000),
+        ("cada noche pasamos 3.000 pdfs por qwen2.5 7b", 3_000),
+        ("40k product reviews per night with mistral 7b", 40_000),
+    ],
+)
+def test_a_nightly_job_is_a_batch_of_requests(message: str, count: int) -> None:
+    reading = understand(message)
+    assert (reading.service, reading.job_count, reading.rate) == ("batch_offline", count, None)
+    assert reading.users is None
+
+
+@pytest.mark.parametrize(
+    ("message", "said"),
+    [
+        ("2k requests a day with llama 3.1 8b fp8 on an l40s", "At 1.4 requests a minute, Little's law puts about"),
+        ("30 requests an hour with llama 3.1 8b fp8 on an l40s", "At 30 requests an hour, Little's law"),
+        ("3 req/s with llama 3.1 8b fp8 on an l40s", "At 3 requests/s, Little's law"),
+        ("60 peticiones por hora con llama 3.1 8b fp8 en una l40s", "A 1 petición por minuto, la ley de Little da"),
+    ],
+)
+def test_a_rate_is_said_in_the_unit_that_reads_best(message: str, said: str) -> None:
+    assert said in lead_of(_assistant(recording_store()).answer(message).answer)
 
 
 def test_with_a_target_the_answer_names_the_smallest_option_that_meets_it() -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assistant.offline.spans import parse_number
+from assistant.offline.numbers import parse_number
 from assistant.offline.understanding import detect_language, understand
 from tools import KV_DTYPES, PRECISIONS, list_models, resolve_model
 

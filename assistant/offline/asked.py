@@ -126,6 +126,21 @@ def duration(seconds: float, texts: Texts) -> str:
     return texts.fill("duration_days", value=number(seconds / 86400, lang, 1))
 
 
+def rate_text(per_second: float, texts: Texts) -> str:
+    """An offered rate in the unit a visitor reads: per second from one a second, else per minute
+    from one a minute, else per hour ("2k requests a day" is 83 an hour, not 0.02 a second)."""
+    if per_second >= 1:
+        key, value = "rate_per_s", per_second
+    elif per_second * 60 >= 1:
+        key, value = "rate_per_min", per_second * 60
+    else:
+        key, value = "rate_per_hour", per_second * 3600
+    whole = value >= 10 or abs(value - round(value)) < 0.05
+    if whole and round(value) == 1:
+        return texts[f"{key}_one"]
+    return texts.fill(key, value=number(value, texts.language, 0 if whole else 1))
+
+
 # The questions answered with the speed estimate first.
 SPEED_QUESTIONS = ("throughput", "latency", "capacity")
 # A request's workload fields that the calculator tool (assistant.llm_tools) takes as arguments.
@@ -178,7 +193,7 @@ def performance_lead(
         band(estimate.output_tok_s_total),
     )
     users = estimate.concurrency.best
-    in_flight = number(users, lang, 0 if users >= 10 or users == round(users) else 1)
+    in_flight = number(users, lang, 0 if users >= 10 or users == round(users) else 1 if users >= 0.1 else 2)
     label = option.label
     if len(shown) > 1:
         precision = precision_label(result.precision, texts)
@@ -238,7 +253,7 @@ def performance_lead(
     if estimate.saturated:  # the load needs more sequences than the memory holds
         lead.append(perf_text("perf_queue", lang).strip())
     elif plan.rate is not None:
-        lead.append(texts.fill("lead_rate", rate=number(plan.rate, lang, 2), requests=common["requests"]))
+        lead.append(texts.fill("lead_rate", rate=rate_text(plan.rate, texts), requests=common["requests"]))
     if estimate.meets_target is not None and estimate.target is not None and not plan.users_target:
         key = "lead_perf_meets" if estimate.meets_target else "lead_perf_misses"
         lead.append(texts.fill(key, target=target_text(estimate.target, lang)))

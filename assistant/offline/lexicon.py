@@ -160,7 +160,7 @@ def lexicon() -> Lexicon:
         "faq_triggers": tuple(
             (entry["id"], tuple(re.compile(pattern) for pattern in entry["triggers"])) for entry in faq
         ),
-        "workload": compile_patterns(raw["workload"]),
+        "workload": compile_patterns(raw["workload"], raw["length_words"]["input"]),
         "card_count_alone": _with_numbers(raw["card_count_alone"], raw["number_words"]),
         "bare_number": _with_numbers([raw["bare_number"]], raw["number_words"])[0],
         "length_words": _length_patterns(raw["length_words"]),

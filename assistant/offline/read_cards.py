@@ -9,7 +9,8 @@ from dataclasses import replace
 from assistant.offline.lexicon import Lexicon, lexicon
 from assistant.offline.names import CardName, card_key, catalog
 from assistant.offline.notes import ReadingNote, note
-from assistant.offline.spans import blank, is_ruled_out, parse_number
+from assistant.offline.numbers import parse_number
+from assistant.offline.spans import blank, is_ruled_out
 
 
 def find_tensor_parallel(text: str, lex: Lexicon) -> tuple[str, int | None]:

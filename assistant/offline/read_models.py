@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from assistant.offline.lexicon import Lexicon, lexicon
 from assistant.offline.names import ModelName, catalog, name_key
 from assistant.offline.notes import ReadingNote, note
-from assistant.offline.spans import blank, is_ruled_out, parse_number
+from assistant.offline.numbers import parse_number
+from assistant.offline.spans import blank, is_ruled_out
 
 
 @dataclass(frozen=True)

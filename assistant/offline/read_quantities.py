@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from assistant.offline.lexicon import Lexicon
 from assistant.offline.notes import ReadingNote, note
-from assistant.offline.spans import blank, parse_number
+from assistant.offline.numbers import parse_number
+from assistant.offline.spans import blank
 
 
 def digits_for_number_words(text: str, lex: Lexicon) -> str:

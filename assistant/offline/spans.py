@@ -19,19 +19,6 @@ def fold(text: str) -> str:
     return folded.replace("’", "'").replace("×", "x")
 
 
-def parse_number(raw: str) -> float | None:
-    """'8000', '8.000', '8,000', '1.5', '1,5' -> a number (thousands separators either way)."""
-    raw = raw.strip(".,")
-    if not raw:
-        return None
-    if re.fullmatch(r"\d{1,3}(?:[.,]\d{3})+", raw):
-        return float(re.sub(r"[.,]", "", raw))
-    try:
-        return float(raw.replace(",", "."))
-    except ValueError:
-        return None
-
-
 def blank(text: str, start: int, end: int) -> str:
     """The text with a span read replaced by spaces, so every position after it stays put."""
     return text[:start] + " " * (end - start) + text[end:]

@@ -11,9 +11,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from assistant.offline.numbers import parse_number
+
 SECONDS = {"s": 1.0, "sec": 1.0, "second": 1.0, "segundo": 1.0, "seg": 1.0}
 PER_UNIT = {"s": 1.0, "sec": 1.0, "second": 1.0, "segundo": 1.0, "seg": 1.0, "min": 60.0, "minute": 60.0}
 PER_UNIT |= {"minuto": 60.0, "h": 3600.0, "hr": 3600.0, "hour": 3600.0, "hora": 3600.0}
+PER_UNIT |= {"day": 86_400.0, "dia": 86_400.0, "week": 604_800.0, "semana": 604_800.0}
+PER_UNIT |= {"month": 2_592_000.0, "mes": 2_592_000.0, "mese": 2_592_000.0}  # 30 days
 SHORT_RATES = {"rps": 1.0, "qps": 1.0, "rpm": 60.0}
 
 
@@ -36,23 +40,28 @@ class WorkloadPatterns:
     min_speed: re.Pattern[str]
 
 
-def compile_patterns(raw: dict[str, Any]) -> WorkloadPatterns:
-    """The lexicon's `workload` section, compiled."""
+def compile_patterns(raw: dict[str, Any], input_words: str) -> WorkloadPatterns:
+    """The lexicon's `workload` section, compiled; `input_words` are the words of what a request
+    carries (length_words.input: "documents", "correos"...), which a rate may count."""
     return WorkloadPatterns(
         services=tuple((re.compile(entry["pattern"]), entry["id"]) for entry in raw["services"]),
-        rate=re.compile(raw["rate"]),
+        rate=re.compile(raw["rate"].replace("{input}", input_words)),
         ttft=re.compile(raw["ttft"]),
         tpot=re.compile(raw["tpot"]),
         min_speed=re.compile(raw["min_speed"]),
     )
 
 
-def _number(raw: str) -> float | None:
-    try:
-        value = float(raw.replace(",", "."))
-    except ValueError:
+def _number(raw: str, suffix: str | None = None) -> float | None:
+    """'3,600', '3.600', '1,5', '50' with 'k', 'mil' or 'million' after it -> a positive number."""
+    value = parse_number(raw)
+    if value is None or value <= 0:
         return None
-    return value if value > 0 else None
+    if suffix in ("k", "mil"):
+        return value * 1e3
+    if suffix:  # "m", "million(s)", "millones", "millon"
+        return value * 1e6
+    return value
 
 
 def _unit(raw: str) -> str:
@@ -70,10 +79,11 @@ def find_workload(text: str, patterns: WorkloadPatterns) -> tuple[str, WorkloadR
     rate = ttft = tpot = None
     match = patterns.rate.search(text)
     if match:
-        if match.group(1):
-            value, per = _number(match.group(1)), PER_UNIT.get(_unit(match.group(2)))
+        if match.group("n"):
+            value = _number(match.group("n"), match.group("k"))
+            per = PER_UNIT["day"] if match.group("daily") else PER_UNIT.get(_unit(match.group("unit")))
         else:
-            value, per = _number(match.group(3)), SHORT_RATES[match.group(4)]
+            value, per = _number(match.group("sn")), SHORT_RATES[match.group("short")]
         if value is not None and per is not None:
             rate, text = value / per, _blanked(text, match)
     match = patterns.ttft.search(text)
