@@ -93,6 +93,9 @@ class ConversationState(BaseModel):
     # The serving workload, when the visitor said it (tools/data/service_classes.json, SizingRequest).
     service: str | None = Field(default=None, description="Service class id ('voice_agent'...), when said.")
     rate: float | None = Field(default=None, gt=0, description="Offered requests per second, when said.")
+    rate_period: Literal["day", "week", "month"] | None = Field(
+        default=None, description="The period the rate was said over when a day or longer: its average."
+    )
     ttft_ms: float | None = Field(default=None, gt=0, description="Target time to first token, ms.")
     tpot_ms: float | None = Field(default=None, gt=0, description="Target time per output token, ms.")
     input_len: int | None = Field(default=None, gt=0, description="Prompt tokens per request, when said.")

@@ -106,10 +106,16 @@ def test_a_nightly_job_is_a_batch_of_requests(message: str, count: int) -> None:
 @pytest.mark.parametrize(
     ("message", "said"),
     [
-        ("2k requests a day with llama 3.1 8b fp8 on an l40s", "At 1.4 requests a minute, Little's law puts about"),
+        (
+            "2k requests a day with llama 3.1 8b fp8 on an l40s",
+            "At 1.4 requests a minute, Little's law puts about",
+        ),
         ("30 requests an hour with llama 3.1 8b fp8 on an l40s", "At 30 requests an hour, Little's law"),
         ("3 req/s with llama 3.1 8b fp8 on an l40s", "At 3 requests/s, Little's law"),
-        ("60 peticiones por hora con llama 3.1 8b fp8 en una l40s", "A 1 petición por minuto, la ley de Little da"),
+        (
+            "60 peticiones por hora con llama 3.1 8b fp8 en una l40s",
+            "A 1 petición por minuto, la ley de Little da",
+        ),
     ],
 )
 def test_a_rate_is_said_in_the_unit_that_reads_best(message: str, said: str) -> None:
@@ -211,3 +217,33 @@ def test_one_request_in_flight_is_said_in_the_singular(
     reply = assistant.answer(then, assistant.answer(first).state)
     assert reply.language == lang
     assert one in reply.answer and many not in reply.answer
+
+
+@pytest.mark.parametrize(
+    ("message", "period", "said"),
+    [
+        ("50k queries a day on llama 3.1 8b fp8 on an l40s", "day", "That is the day's average"),
+        (
+            "unas 10.000 consultas a la semana con qwen2.5 7b fp8 en una l40s",
+            "week",
+            "Es la media de la semana",
+        ),
+        ("2 millones de consultas al mes con qwen2.5 7b fp8 en una l40s", "month", "Es la media del mes"),
+        ("3,600 requests an hour on llama 3.1 8b fp8 on an l40s", None, None),
+    ],
+)
+def test_a_rate_over_a_day_or_longer_is_said_to_be_an_average(
+    message: str, period: str | None, said: str | None
+) -> None:
+    from assistant.schemas import ConversationState
+
+    assert understand(message).rate_period == period
+    assistant = _assistant(recording_store())
+    reply = assistant.answer(message, ConversationState())
+    lead = lead_of(reply.answer)
+    if said:
+        assert said in lead
+    else:
+        assert "average" not in lead
+    # Users said later replace the rate, and with it its period.
+    assert assistant.answer("and for 12 users?", reply.state).state.rate_period is None

@@ -254,6 +254,8 @@ def performance_lead(
         lead.append(perf_text("perf_queue", lang).strip())
     elif plan.rate is not None:
         lead.append(texts.fill("lead_rate", rate=rate_text(plan.rate, texts), requests=common["requests"]))
+        if plan.rate_period:  # "50k a day": the day's average, and traffic comes in peaks
+            lead.append(texts.fill("lead_rate_average", period=texts[f"period_{plan.rate_period}"]))
     if estimate.meets_target is not None and estimate.target is not None and not plan.users_target:
         key = "lead_perf_meets" if estimate.meets_target else "lead_perf_misses"
         lead.append(texts.fill(key, target=target_text(estimate.target, lang)))

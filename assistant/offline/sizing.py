@@ -134,6 +134,7 @@ class SizingPlan:
     # The serving workload the message asked about (service class, requests/s, latency targets).
     service: str | None = None
     rate: float | None = None
+    rate_period: str | None = None  # "day", "week", "month": the rate is that period's average
     ttft_ms: float | None = None
     tpot_ms: float | None = None
     input_len: int | None = None
@@ -235,8 +236,10 @@ def merge_slots(state: ConversationState, understanding: Understanding) -> Conve
             updates[name] = value
     if training and understanding.train_seq is None and understanding.context:
         updates["train_seq"] = understanding.context  # "and with 8k context?" after a training answer
+    if understanding.rate is not None:
+        updates["rate_period"] = understanding.rate_period
     if understanding.users is not None and understanding.rate is None:
-        updates["rate"] = None  # a head count of users now sets the load, not the earlier rate
+        updates["rate"] = updates["rate_period"] = None  # a head count of users now sets the load
     if understanding.gpu or understanding.card_class:
         updates["gpu"] = understanding.gpu or understanding.card_class
         # Apple unified memory and CPU servers run llama.cpp (the articles), unless an engine is named.
@@ -332,6 +335,7 @@ def plan_sizing(
         utilization=state.gpu_memory_utilization,
         head_count=state.head_count if "head_count" in assumed else None,
         job_count=state.job_count if state.service == "batch_offline" else None,
+        rate_period=state.rate_period if state.rate else None,
         users_target=capacity,
         **{
             name: getattr(state, name) for name in (*WORKLOAD_FIELDS, *ENGINE_OPTION_FIELDS, *FINETUNE_FIELDS)

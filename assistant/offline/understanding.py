@@ -145,6 +145,7 @@ class Understanding:
     # The serving workload (assistant/offline/workload.py): service class, requests/s, targets.
     service: str | None = None
     rate: float | None = None
+    rate_period: str | None = None  # "day", "week", "month": the rate is that period's average
     ttft_ms: float | None = None
     tpot_ms: float | None = None
     input_len: int | None = None  # prompt tokens per request ("1000 tokens in")
@@ -215,6 +216,7 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     notes: list[ReadingNote] = []
     text, load = find_workload(text, lex.workload)
     found.update(service=load.service, rate=load.rate, ttft_ms=load.ttft_ms, tpot_ms=load.tpot_ms)
+    found["rate_period"] = load.rate_period
     if load.service == "batch_offline":
         text, found["job_count"] = find_job_count(text, lex)
     text, found["input_len"], found["output_len"] = find_lengths(text, lex)

@@ -19,6 +19,8 @@ PER_UNIT |= {"minuto": 60.0, "h": 3600.0, "hr": 3600.0, "hour": 3600.0, "hora": 
 PER_UNIT |= {"day": 86_400.0, "dia": 86_400.0, "week": 604_800.0, "semana": 604_800.0}
 PER_UNIT |= {"month": 2_592_000.0, "mes": 2_592_000.0, "mese": 2_592_000.0}  # 30 days
 SHORT_RATES = {"rps": 1.0, "qps": 1.0, "rpm": 60.0}
+# The periods a rate is an average over rather than a load (a day or longer), by their length.
+LONG_PERIODS = {86_400.0: "day", 604_800.0: "week", 2_592_000.0: "month"}
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,9 @@ class WorkloadReading:
 
     service: str | None = None
     rate: float | None = None  # requests per second
+    # The period the rate was said over when a day or longer ("day", "week", "month"): the rate is
+    # that period's average, and traffic comes in peaks.
+    rate_period: str | None = None
     ttft_ms: float | None = None
     tpot_ms: float | None = None
 
@@ -76,7 +81,7 @@ def _blanked(text: str, match: re.Match[str]) -> str:
 def find_workload(text: str, patterns: WorkloadPatterns) -> tuple[str, WorkloadReading]:
     """The folded message with the workload spans blanked, and what they said."""
     service = next((name for pattern, name in patterns.services if pattern.search(text)), None)
-    rate = ttft = tpot = None
+    rate = ttft = tpot = period = None
     match = patterns.rate.search(text)
     if match:
         if match.group("n"):
@@ -86,6 +91,7 @@ def find_workload(text: str, patterns: WorkloadPatterns) -> tuple[str, WorkloadR
             value, per = _number(match.group("sn")), SHORT_RATES[match.group("short")]
         if value is not None and per is not None:
             rate, text = value / per, _blanked(text, match)
+            period = LONG_PERIODS.get(per)
     match = patterns.ttft.search(text)
     if match:
         value = _number(match.group(1))
@@ -102,4 +108,4 @@ def find_workload(text: str, patterns: WorkloadPatterns) -> tuple[str, WorkloadR
         value = _number(next(group for group in match.groups() if group))
         if value is not None:
             tpot, text = 1000.0 / value, _blanked(text, match)
-    return text, WorkloadReading(service, rate, ttft, tpot)
+    return text, WorkloadReading(service, rate, period, ttft, tpot)
