@@ -20,13 +20,22 @@ def sizing(*args: str, tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize(
-    ("text", "per_s"), [("2", 2.0), ("2/s", 2.0), ("30/min", 0.5), ("360/h", 0.1), ("1.5 / min", 0.025)]
+    ("text", "per_s"),
+    [
+        ("2", 2.0),
+        ("2/s", 2.0),
+        ("30/min", 0.5),
+        ("360/h", 0.1),
+        ("1.5 / min", 0.025),
+        ("86400/day", 1.0),
+        ("43.2k/d", 0.5),
+    ],
 )
 def test_rate_accepts_per_second_minute_hour(text: str, per_s: float) -> None:
     assert parse_rate(text) == pytest.approx(per_s)
 
 
-@pytest.mark.parametrize("text", ["0", "0/min", "-1", "fast", "3/day"])
+@pytest.mark.parametrize("text", ["0", "0/min", "-1", "fast", "3/fortnight", "2kk/s"])
 def test_bad_rate_is_refused(text: str) -> None:
     with pytest.raises(InvalidInputError):
         parse_rate(text)
@@ -61,7 +70,7 @@ def test_table_has_speed_columns_and_line(tmp_path: Path) -> None:
     ("args", "needle"),
     [
         (["--rate", "0"], "--rate"),
-        (["--rate", "30/day"], "--rate"),
+        (["--rate", "30/fortnight"], "--rate"),
         (["--input-len", "-5"], "--input-len"),
         (["--output-len", "abc"], "--output-len"),
         (["--service", "fast"], "interactive_chat"),

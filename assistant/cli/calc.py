@@ -78,7 +78,9 @@ def register(subparsers: Subparsers) -> None:
         "--output-len", default=None, help="answer tokens per request (default: the service's)"
     )
     parser.add_argument(
-        "--rate", default=None, help="offered requests per second, or per minute/hour: 2, 30/min, 500/h"
+        "--rate",
+        default=None,
+        help="offered requests per second, or per minute/hour/day: 2, 30/min, 500/h, 50k/day",
     )
     parser.add_argument("--ttft-ms", default=None, help="target median time to first token, ms")
     parser.add_argument("--tpot-ms", default=None, help="target median time per output token, ms")
@@ -171,7 +173,8 @@ def parse_whole(name: str, value: str) -> int:
 
 
 _RATE = re.compile(
-    r"\s*(\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*(?:/\s*(s|sec|second|m|min|minute|h|hr|hour))?\s*", re.I
+    r"\s*(\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*(k)?\s*(?:/\s*(s|sec|second|m|min|minute|h|hr|hour|d|day))?\s*",
+    re.I,
 )
 _PER = {
     "s": 1.0,
@@ -183,17 +186,21 @@ _PER = {
     "h": 3600.0,
     "hr": 3600.0,
     "hour": 3600.0,
+    "d": 86_400.0,  # a day's volume spread evenly: its average, not its busiest hour
+    "day": 86_400.0,
 }
 
 
 def parse_rate(value: str) -> float:
-    """'2' or '2/s' -> 2.0 requests/s; '30/min' -> 0.5; '500/h' -> 0.139. Zero or less is refused."""
+    """'2' or '2/s' -> 2.0 requests/s; '30/min' -> 0.5; '500/h' -> 0.139; '50k/day' -> 0.579 (the
+    day's average). Zero or less is refused."""
     match = _RATE.fullmatch(value or "")
     if not match:
         raise InvalidInputError(
-            f"--rate {value!r} must be requests per second or per minute/hour, e.g. 2, 30/min, 500/h"
+            f"--rate {value!r} must be requests per second, minute, hour or day, e.g. 2, 30/min, 500/h, 50k/day"
         )
-    rate = float(match.group(1)) / _PER[(match.group(2) or "s").lower()]
+    scale = 1000.0 if match.group(2) else 1.0
+    rate = float(match.group(1)) * scale / _PER[(match.group(3) or "s").lower()]
     if rate <= 0:
         raise InvalidInputError(f"--rate {value!r} must be more than 0 requests per second")
     return rate
