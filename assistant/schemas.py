@@ -96,6 +96,9 @@ class ConversationState(BaseModel):
     rate_period: Literal["day", "week", "month"] | None = Field(
         default=None, description="The period the rate was said over when a day or longer: its average."
     )
+    users_max: bool | None = Field(
+        default=None, description="As many sequences as the memory holds ('maximum throughput'), when said."
+    )
     ttft_ms: float | None = Field(default=None, gt=0, description="Target time to first token, ms.")
     tpot_ms: float | None = Field(default=None, gt=0, description="Target time per output token, ms.")
     input_len: int | None = Field(default=None, gt=0, description="Prompt tokens per request, when said.")

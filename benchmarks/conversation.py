@@ -30,6 +30,7 @@ SPLITS = {
     "performance": "the speed and latency split (no conversations)",
     "performance_fresh": "the speed and latency questions written after the code (no conversations)",
     "performance_rates": "request rates and batch jobs as people write them (written before their code)",
+    "performance_load": "the memory filled ('maximum throughput') and latency targets in looser words (written before their code)",
     "training": "the training questions that give micro-batch, sequence, optimizer or checkpointing",
     "capacity": "the capacity questions ('how many users can it serve?') used while building",
     "capacity_fresh": "the capacity questions held out until the code was written",

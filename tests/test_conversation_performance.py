@@ -8,6 +8,7 @@ import pytest
 from assistant.offline.understanding import understand
 from tests.conversation_scoring import (
     _assistant,
+    _stated,
     lead_of,
     load,
     oracle_number,
@@ -21,6 +22,9 @@ FRESH = load("conversation_performance_fresh.jsonl")  # written after the code, 
 # Rates and nightly jobs as people write them ("3,600 requests an hour", "20k tickets a night"),
 # written before their reader: 1/11 before it, 11/11 after.
 RATES = load("conversation_performance_rates.jsonl")
+# The memory filled ("maximum throughput") and latency targets in looser words, written before
+# their reader: 0/6 before it, 6/6 after.
+LOAD = load("conversation_performance_load.jsonl")
 FLOOR = 0.9  # below the measured 24/24 and 10/10 (docs/performance.md), so noise does not fail it
 
 
@@ -33,12 +37,12 @@ def test_the_set_covers_both_languages_and_every_figure() -> None:
         "perf_ttft_ms",
         "perf_requests_per_hour",
     }
-    for case in CASES + FRESH + RATES:
+    for case in CASES + FRESH + RATES + LOAD:
         assert oracle_number(case["number"], case["lang"])[1] > 0
 
 
 def test_the_offline_assistant_states_the_estimate_with_its_band_and_basis() -> None:
-    scores = score_singles(CASES + FRESH + RATES)
+    scores = score_singles(CASES + FRESH + RATES + LOAD)
     failed = {s.case_id: [n for n, ok in s.checks.items() if not ok] for s in scores if not s.passed}
     assert sum(s.passed for s in scores) / len(scores) >= FLOOR, failed
 
@@ -60,6 +64,8 @@ def test_the_offline_assistant_states_the_estimate_with_its_band_and_basis() -> 
         ("900 support tickets a week into llama 3.1 8b", None, 900 / 604_800, None, None),
         ("respuesta en menos de 1 segundo con llama 3.1 8b", None, None, 1000.0, None),
         ("first token under 300 ms with llama 3.1 8b", None, None, 300.0, None),
+        ("answers need to start within 2 seconds on llama 3.1 8b", None, None, 2000.0, None),
+        ("con llama 3.1 8b las respuestas tienen que empezar en menos de 800 ms", None, None, 800.0, None),
         ("under 50 ms per token with llama 3.1 8b", None, None, None, 50.0),
         ("menos de 30 ms por token con llama 3.1 8b", None, None, None, 30.0),
         ("at least 25 tokens/s per user with llama 3.1 8b", None, None, None, 40.0),
@@ -247,3 +253,31 @@ def test_a_rate_over_a_day_or_longer_is_said_to_be_an_average(
         assert "average" not in lead
     # Users said later replace the rate, and with it its period.
     assert assistant.answer("and for 12 users?", reply.state).state.rate_period is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "what's the maximum throughput of llama 3.1 8b fp8 on an l40s?",
+        "llama 3.1 8b fp8 on an l40s if we fill the memory",
+        "rendimiento máximo de llama 3.1 8b fp8 en una l40s a plena carga",
+    ],
+)
+def test_the_memory_filled_is_the_saturated_load(message: str) -> None:
+    from assistant.schemas import ConversationState
+
+    reading = understand(message)
+    assert reading.users_max and reading.users is None and reading.question != "capacity"
+    assistant = _assistant(recording_store())
+    reply = assistant.answer(message, ConversationState())
+    expected = calculate_vram(
+        SizingRequest(
+            model="llama-3.1-8b", precision="fp8", gpu="l40s", users_max=True, lang=reading.language
+        )
+    )
+    assert expected.performance is not None
+    lead = lead_of(reply.answer)
+    assert _stated(expected.performance.concurrency.best, lead)
+    assert ("memory full" in lead) or ("memoria llena" in lead)
+    # Users said later set the load instead.
+    assert assistant.answer("and for 12 users?", reply.state).state.users_max is None

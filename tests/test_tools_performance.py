@@ -276,7 +276,10 @@ def test_users_max_fills_the_memory() -> None:
     result = calculate_vram(SizingRequest(model="llama-3.1-8b", gpu="h100-80gb", users_max=True))
     option = result.options[0]
     assert option.performance is not None
-    assert option.performance.concurrency.best == option.max_concurrent_sequences > 1
+    # As many requests of 1,024 + 256 tokens as the paged cache holds: the memory's count at that context.
+    paged = calculate_vram(SizingRequest(model="llama-3.1-8b", gpu="h100-80gb", context=1280))
+    assert option.performance.concurrency.best == paged.options[0].max_concurrent_sequences
+    assert option.performance.concurrency.best > option.max_concurrent_sequences > 1
 
 
 def test_every_option_and_the_recommendation_carry_performance() -> None:

@@ -103,7 +103,7 @@ def held_sequences(evaluation: Evaluation, workload: Workload, scenario: Scenari
     """Sequences the option's memory holds under this load. The memory verdict counts sequences of
     the whole context; where the request's lengths were given, a capacity is asked (its answer is
     in users sending the request the estimate assumes: the class's typical one when none was
-    given) or a rate (the requests in flight are such requests too), and the engine pages its KV cache (vLLM, SGLang, TensorRT-LLM allocate blocks as a
+    given), a rate or the memory filled (the requests in flight are such requests too), and the engine pages its KV cache (vLLM, SGLang, TensorRT-LLM allocate blocks as a
     sequence grows), each holds only its prompt and answer, so the same room holds more, up to the
     engine's sequence limit (vLLM's --max-num-seqs). The sliding-window layers' share is kept at
     the context's: never more than the room holds. llama.cpp gives every slot the whole context
@@ -111,7 +111,7 @@ def held_sequences(evaluation: Evaluation, workload: Workload, scenario: Scenari
     held = evaluation.option.max_concurrent_sequences
     est = evaluation.estimate
     tokens = workload.input_len + workload.output_len
-    paged = workload.lengths_given or workload.fill_target or workload.rate is not None
+    paged = workload.lengths_given or workload.fill_target or workload.rate is not None or workload.saturate
     if not paged or est.engine in (*LLAMACPP_ENGINES, "transformers"):
         return held
     if tokens >= scenario.context or est.kv_bytes_per_sequence <= 0 or est.pipeline > 1:

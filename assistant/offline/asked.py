@@ -250,6 +250,8 @@ def performance_lead(
     published = published_text(estimate, lang)
     if published:  # published runs of this model on this card disagree with the estimate
         lead[-1] += published
+    if plan.users_max:  # "maximum throughput": what filling the memory costs each user
+        lead.append(texts["lead_memory_full"])
     if estimate.saturated:  # the load needs more sequences than the memory holds
         lead.append(perf_text("perf_queue", lang).strip())
     elif plan.rate is not None:

@@ -135,6 +135,7 @@ class SizingPlan:
     service: str | None = None
     rate: float | None = None
     rate_period: str | None = None  # "day", "week", "month": the rate is that period's average
+    users_max: bool | None = None  # as many sequences as the memory holds (the saturated load)
     ttft_ms: float | None = None
     tpot_ms: float | None = None
     input_len: int | None = None
@@ -236,10 +237,13 @@ def merge_slots(state: ConversationState, understanding: Understanding) -> Conve
             updates[name] = value
     if training and understanding.train_seq is None and understanding.context:
         updates["train_seq"] = understanding.context  # "and with 8k context?" after a training answer
+    # The load is set one way at a time: users, a rate, or as many as the memory holds.
     if understanding.rate is not None:
-        updates["rate_period"] = understanding.rate_period
+        updates.update(rate_period=understanding.rate_period, users_max=None)
+    if understanding.users_max:
+        updates.update(rate=None, rate_period=None)
     if understanding.users is not None and understanding.rate is None:
-        updates["rate"] = updates["rate_period"] = None  # a head count of users now sets the load
+        updates.update(rate=None, rate_period=None, users_max=None)
     if understanding.gpu or understanding.card_class:
         updates["gpu"] = understanding.gpu or understanding.card_class
         # Apple unified memory and CPU servers run llama.cpp (the articles), unless an engine is named.
@@ -307,11 +311,13 @@ def plan_sizing(
     users = state.users
     # "How many users can it serve?" is answered with the count, not sized at an assumed one; a rate
     # already sets how many run at once.
-    capacity = bool(understanding and understanding.question == "capacity" and not state.rate)
+    capacity = bool(
+        understanding and understanding.question == "capacity" and not state.rate and not state.users_max
+    )
     if users is None and state.head_count:
         users = users_from_head_count(state.head_count)
         assumed.append("head_count")
-    elif users is None and not state.rate and not capacity:  # a rate sets the users
+    elif users is None and not state.rate and not state.users_max and not capacity:  # those set the users
         assumed.append("users")
     if understanding and understanding.precision_assumed:
         assumed.append("quantized")

@@ -59,7 +59,7 @@ from assistant.schemas import Language
 
 # The serving workload and the vLLM engine options a message can say, named alike in Understanding,
 # ConversationState, SizingPlan and SizingRequest.
-WORKLOAD_FIELDS = ("service", "rate", "ttft_ms", "tpot_ms", "input_len", "output_len")
+WORKLOAD_FIELDS = ("service", "rate", "users_max", "ttft_ms", "tpot_ms", "input_len", "output_len")
 ENGINE_OPTION_FIELDS = ("max_loras", "max_lora_rank", "draft_model")
 # What a training question says of the training (the method named, the LoRA rank, the knobs of
 # tools.finetune.FinetuneSpec it gives).
@@ -146,6 +146,7 @@ class Understanding:
     service: str | None = None
     rate: float | None = None
     rate_period: str | None = None  # "day", "week", "month": the rate is that period's average
+    users_max: bool | None = None  # "maximum throughput": as many sequences as the memory holds
     ttft_ms: float | None = None
     tpot_ms: float | None = None
     input_len: int | None = None  # prompt tokens per request ("1000 tokens in")
@@ -216,7 +217,7 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     notes: list[ReadingNote] = []
     text, load = find_workload(text, lex.workload)
     found.update(service=load.service, rate=load.rate, ttft_ms=load.ttft_ms, tpot_ms=load.tpot_ms)
-    found["rate_period"] = load.rate_period
+    found.update(rate_period=load.rate_period, users_max=load.users_max)
     if load.service == "batch_offline":
         text, found["job_count"] = find_job_count(text, lex)
     text, found["input_len"], found["output_len"] = find_lengths(text, lex)

@@ -32,6 +32,7 @@ class WorkloadReading:
     # The period the rate was said over when a day or longer ("day", "week", "month"): the rate is
     # that period's average, and traffic comes in peaks.
     rate_period: str | None = None
+    users_max: bool | None = None  # "maximum throughput", "fill the memory": the saturated load
     ttft_ms: float | None = None
     tpot_ms: float | None = None
 
@@ -43,6 +44,7 @@ class WorkloadPatterns:
     ttft: re.Pattern[str]
     tpot: re.Pattern[str]
     min_speed: re.Pattern[str]
+    users_max: re.Pattern[str]
 
 
 def compile_patterns(raw: dict[str, Any], input_words: str) -> WorkloadPatterns:
@@ -54,6 +56,7 @@ def compile_patterns(raw: dict[str, Any], input_words: str) -> WorkloadPatterns:
         ttft=re.compile(raw["ttft"]),
         tpot=re.compile(raw["tpot"]),
         min_speed=re.compile(raw["min_speed"]),
+        users_max=re.compile(raw["users_max"]),
     )
 
 
@@ -108,4 +111,8 @@ def find_workload(text: str, patterns: WorkloadPatterns) -> tuple[str, WorkloadR
         value = _number(next(group for group in match.groups() if group))
         if value is not None:
             tpot, text = 1000.0 / value, _blanked(text, match)
-    return text, WorkloadReading(service, rate, period, ttft, tpot)
+    users_max = None
+    match = patterns.users_max.search(text)
+    if match and rate is None:
+        users_max, text = True, _blanked(text, match)
+    return text, WorkloadReading(service, rate, period, users_max, ttft, tpot)
