@@ -142,6 +142,7 @@ class CalculateSpeedArgs(CalculateVramArgs):
     rate: float = Field(default=0, ge=0, description="Speed: requests per second offered.")
     service: str = Field(default="", description=f"Speed: latency class ({', '.join(SERVICE_IDS)}).")
     users_target: bool = Field(default=False, description="Speed: users served within the target.")
+    users_max: bool = Field(default=False, description="Speed: the memory filled (maximum throughput).")
 
 
 class CalculateTrainingArgs(BaseModel):
@@ -259,6 +260,7 @@ def build_tools(
         rate: float = 0,
         service: str = "",
         users_target: bool = False,
+        users_max: bool = False,
     ) -> str:
         users_text = step_title(lang, "users", users=users)
         what = f"{model} · {precision} · {context:,} tokens · {users_text}"
@@ -274,6 +276,7 @@ def build_tools(
             "rate": rate,
             "service": service,
             "users_target": users_target,
+            "users_max": users_max,
         }
         given = {name: value for name, value in optional.items() if value}
 

@@ -77,7 +77,7 @@ def calculator_arguments(request: dict[str, Any]) -> set[str]:
     return set(tool["function"]["parameters"]["properties"])
 
 
-WORKLOAD = {"input_len", "output_len", "rate", "service", "users_target"}
+WORKLOAD = {"input_len", "output_len", "rate", "service", "users_target", "users_max"}
 
 
 def test_only_a_speed_question_offers_the_calculator_a_workload(tmp_path: Path) -> None:
@@ -149,6 +149,7 @@ def test_a_plain_call_on_a_speed_question_still_gets_the_speed(tmp_path: Path) -
         ({"service": "teleport"}, "teleport"),
         ({"input_len": 9000, "output_len": 300}, "exceeds the context"),
         ({"rate": 2, "users_target": True}, "users 'target'"),
+        ({"rate": 2, "users_max": True}, "users 'max'"),
     ],
 )
 def test_a_bad_workload_argument_comes_back_to_the_model_as_one_error(

@@ -144,7 +144,7 @@ def rate_text(per_second: float, texts: Texts) -> str:
 # The questions answered with the speed estimate first.
 SPEED_QUESTIONS = ("throughput", "latency", "capacity")
 # A request's workload fields that the calculator tool (assistant.llm_tools) takes as arguments.
-SPEED_ARGUMENTS = ("input_len", "output_len", "rate", "service", "users_target")
+SPEED_ARGUMENTS = ("input_len", "output_len", "rate", "service", "users_target", "users_max")
 
 
 def asks_speed(question: str | None, plan: SizingPlan) -> bool:
