@@ -101,6 +101,7 @@ def test_a_model_size_or_a_user_count_is_not_a_workload() -> None:
         ("we push 20,000 support tickets a night through llama 3.1 8b", 20_000),
         ("cada noche pasamos 3.000 pdfs por qwen2.5 7b", 3_000),
         ("40k product reviews per night with mistral 7b", 40_000),
+        ("how long to translate 2 million product descriptions with qwen2.5 7b", 2_000_000),
     ],
 )
 def test_a_nightly_job_is_a_batch_of_requests(message: str, count: int) -> None:
