@@ -468,13 +468,18 @@ def _ask_the_long_question(page: Any) -> Any:
     return box
 
 
-def _wait_for_the_verdict(page: Any) -> None:
-    """Until the calculator's verdict is in the answer being streamed."""
-    page.wait_for_function(
-        "(s) => [...document.querySelectorAll(s)].some(m => /Recommended:/.test(m.innerText))",
+def _wait_for_the_verdict(page: Any) -> str:
+    """Until the calculator's verdict is in the answer being streamed; the bot's text at the first
+    poll that saw it, read in the same evaluation (a busy machine may be late to read it apart)."""
+    seen = page.wait_for_function(
+        """(s) => {
+            const texts = [...document.querySelectorAll(s)].map(m => m.innerText);
+            return texts.some(t => /Recommended:/.test(t)) && texts.join(" ");
+        }""",
         arg=BOT_MESSAGES,
         timeout=UPDATE_TIMEOUT_MS,
     )
+    return str(seen.json_value())
 
 
 def _answer_text(page: Any) -> str:
@@ -489,8 +494,7 @@ def test_the_answer_streams_verdict_first(
     page = open_page(browser, paced_app, width=width, height=height)
     _ask_the_long_question(page)
     # The calculator's verdict and table are there before any of the answer's text.
-    _wait_for_the_verdict(page)
-    early = _answer_text(page)
+    early = _wait_for_the_verdict(page)
     assert "80GB class" in early and PIECES[0].strip() not in early
     assert page.locator(BOT_MESSAGES).last.locator("table").count() == 1
     shot(page, artifacts, "stream-verdict", width)
