@@ -101,8 +101,13 @@ def test_a_class_with_no_latency_target_serves_what_the_memory_holds() -> None:
     result = calculate_vram(
         SizingRequest(model="llama-3.1-8b", gpu="l40s", service="batch_offline", users_target=True)
     )
-    assert result.performance is not None and result.performance.capacity is None
-    assert result.performance.concurrency.best == result.options[0].max_concurrent_sequences
+    perf = result.performance
+    assert perf is not None and perf.capacity is None
+    # As many of the class's requests as the paged cache holds: the memory's count at their length.
+    request = perf.input_len + perf.output_len
+    paged = calculate_vram(SizingRequest(model="llama-3.1-8b", gpu="l40s", context=request))
+    assert perf.concurrency.best == paged.options[0].max_concurrent_sequences
+    assert perf.concurrency.best > result.options[0].max_concurrent_sequences
 
 
 @pytest.mark.parametrize("other", [{"rate": 2.0}, {"users_max": True}])
