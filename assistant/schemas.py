@@ -124,6 +124,15 @@ class ConversationState(BaseModel):
         description="What the last answer was asked (speed, latency, how many cards, the cheapest card, "
         "the longest context): a follow-up that only changes a slot ('and with 32 users?') asks it again.",
     )
+    asked: list[Literal["model", "precision", "tasks", "context", "users"]] = Field(
+        default_factory=list,
+        description="The slots the last answer asked for: a bare '20' next answers the one it can.",
+    )
+    pending_count: int | None = Field(
+        default=None,
+        gt=0,
+        description="A bare number the last answer asked the unit of ('32 of what?'): 'users' next is 32 users.",
+    )
     language: Language | None = Field(default=None, description="Language of the last answer.")
     history: list[Turn] = Field(default_factory=list, description=f"The last {HISTORY_TURNS} messages.")
 

@@ -41,6 +41,7 @@ from assistant.offline.sizing import (
     is_sizing_question,
     merge_slots,
     plan_sizing,
+    read_as_answer,
     run_plan,
     training_question,
 )
@@ -165,7 +166,7 @@ class Assistant:
         truncated = len(text) > self.settings.max_input_chars
         if truncated:
             text = text[: self.settings.max_input_chars]
-        reading = understand(text, state.language or "en")
+        reading = read_as_answer(text, state, understand(text, state.language or "en"))
         language = reading.language
         words = texts(language)
         if truncated:
@@ -214,7 +215,10 @@ class Assistant:
 
         language = reading.language
         words = texts(language)
-        merged = merge_slots(state, reading).model_copy(update={"language": language})
+        # What the offline answer asked, or the unit it asked of a number, the model's answer has not.
+        merged = merge_slots(state, reading).model_copy(
+            update={"language": language, "asked": [], "pending_count": None}
+        )
         sizing = is_sizing_question(reading, merged)
         premade, premade_steps = self._premade(merged, language, reading, sizing)
         for step in premade_steps:  # after a fault the offline answer shows its own calculation

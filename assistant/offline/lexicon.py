@@ -75,6 +75,7 @@ class Lexicon:
     card_count: re.Pattern[str]
     card_count_alone: tuple[re.Pattern[str], ...]  # "{n}" in the file: any number, in digits or words
     bare_number: re.Pattern[str]
+    bare_answer: re.Pattern[str]
     unknown_hardware: re.Pattern[str]
     apple: re.Pattern[str]
     cpu: re.Pattern[str]
@@ -163,6 +164,7 @@ def lexicon() -> Lexicon:
         "workload": compile_patterns(raw["workload"], raw["length_words"]["input"]),
         "card_count_alone": _with_numbers(raw["card_count_alone"], raw["number_words"]),
         "bare_number": _with_numbers([raw["bare_number"]], raw["number_words"])[0],
+        "bare_answer": _with_numbers([raw["bare_answer"]], raw["number_words"])[0],
         "length_words": _length_patterns(raw["length_words"]),
         "job_count": re.compile(raw["job_count"].replace("{input}", raw["length_words"]["input"])),
     }

@@ -24,6 +24,7 @@ from assistant.offline.sizing import (
     is_sizing_question,
     merge_slots,
     plan_sizing,
+    read_as_answer,
     run_plan,
     training_question,
 )
@@ -94,7 +95,7 @@ class OfflineResponder:
         understanding: Understanding | None = None,
         on_step: Callable[[Step], None] | None = None,
     ) -> OfflineAnswer:
-        reading = understanding or understand(message, language)
+        reading = read_as_answer(message, state, understanding or understand(message, language))
         words = texts(language)
         if reading.card_count and not state.gpu and not reading.hardware_kind:
             # "what about 2 gpus?" with no card in the conversation: the count said back, which card asked.
@@ -263,7 +264,13 @@ class OfflineResponder:
         if followup:
             parts.append(followup)
         reply.answer = "\n\n".join(part for part in parts if part)
-        reply.state = merged.model_copy(update={"language": language})
+        reply.state = merged.model_copy(
+            update={
+                "language": language,
+                "asked": reply.missing if followup else [],
+                "pending_count": reading.bare_number if reply.intent == "clarify_number" else None,
+            }
+        )
         return reply
 
     def _answer_asked(

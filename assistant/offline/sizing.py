@@ -24,6 +24,7 @@ from assistant.offline.understanding import (
     TRAINING_KNOBS,
     WORKLOAD_FIELDS,
     Understanding,
+    understand,
 )
 from assistant.schemas import ConversationState, Language
 from tools import SizingRequest, SizingResult, calculate_vram, default_engine
@@ -201,6 +202,26 @@ class Calculations:
     def shown(self) -> list[SizingResult]:
         """Every result the answer quotes figures from (what Reply.calculations carries)."""
         return [*self.on_card, *self.by_class]
+
+
+# A bare number the assistant asked for reads as a context from here up; below, as users.
+SMALLEST_BARE_CONTEXT = 1024
+
+
+def read_as_answer(message: str, state: ConversationState, reading: Understanding) -> Understanding:
+    """The message read with what the last answer asked: "20" after "how many concurrent users?"
+    is 20 users, "users" after "32 of what?" is 32 users. Anything else is read as it is."""
+    if state.pending_count and not reading.names_a_slot and reading.bare_number is None:
+        counted = understand(f"{state.pending_count} {message}", reading.language)
+        if state.pending_count in (counted.users, counted.card_count):
+            return replace(counted, language=reading.language)
+    count = reading.bare_number
+    if count and reading.bare_answer:
+        if "context" in state.asked and (count >= SMALLEST_BARE_CONTEXT or "users" not in state.asked):
+            return replace(reading, context=count, bare_number=None)
+        if "users" in state.asked:
+            return replace(reading, users=count, bare_number=None)
+    return reading
 
 
 def merge_slots(state: ConversationState, understanding: Understanding) -> ConversationState:

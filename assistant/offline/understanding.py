@@ -137,6 +137,9 @@ class Understanding:
     cards_added: int | None = None
     # A message that is only a number ("con tres?", "and with 4?"): cards or users, asked back.
     bare_number: int | None = None
+    # That number said as an answer ("20", "about 10", "serán unos 12"), not as a what-if ("and
+    # with 20?"): after the assistant asked how many users or what context, it answers that.
+    bare_answer: bool = False
     question: str | None = None  # what is asked when it is not "does it fit" (lexicon `questions`)
     budget: str | None = None  # a money figure as written ("30k USD"): acknowledged, never a context
     unknown_hardware: str | None = None  # hardware named that the catalog does not know, as written
@@ -285,10 +288,12 @@ def understand(message: str, default_language: Language = "en") -> Understanding
         found["question"] = "finetuning"
     if training and found["train_seq"] is None:
         found["train_seq"] = found["context"]  # "fine-tune it with 16k context": its sequences
-    bare = lex.bare_number.search(folded)
+    answer = lex.bare_answer.search(folded)
+    bare = answer or lex.bare_number.search(folded)
     if bare and not notes and not any(found.get(name) for name in SIZING_FACTS):
         said = bare.group("count")
         found["bare_number"] = lex.number_words.get(said) or _digits(said)
+        found["bare_answer"] = answer is not None
     return Understanding(
         language=language, language_confident=confident, faq=faq, notes=tuple(notes), **found
     )
