@@ -66,5 +66,6 @@ LLM = Catalogue("data/llm_texts.yaml")  # what LLM mode adds: guardrail notes, n
 OFFLINE = Catalogue("offline/data/templates.yaml")  # the offline answers
 READING_NOTES = Catalogue("offline/data/reading_notes.yaml")  # values the visitor wrote that were not usable
 CLI = Catalogue("data/cli.yaml")  # the words of `sizing calc`'s report
+FORMATS = Catalogue("offline/data/formats.yaml")  # what each weights format is ("what is fp8?")
 
-CATALOGUES = (WEB, OUTPUTS, LABELS, DESK, SALES, LLM, OFFLINE, READING_NOTES, CLI)
+CATALOGUES = (WEB, OUTPUTS, LABELS, DESK, SALES, LLM, OFFLINE, READING_NOTES, CLI, FORMATS)

@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from assistant.offline.sizing import Calculations, SizingPlan
-from assistant.offline.texts import FaqEntry, Texts
+from assistant.offline.texts import FaqEntry, Texts, format_definition
 from assistant.schemas import Source
 from tools import CardOption, SizingResult, card_classes
 from tools.i18n import integer, number
+from tools.precision import GGUF_PRECISIONS, nominal_bits
+from tools.texts import text as tool_text
 
 
 def gb(value: float, texts: Texts) -> str:
@@ -518,6 +520,20 @@ def compose_card_classes(texts: Texts) -> str:
 
 def compose_faq(entry: FaqEntry, texts: Texts) -> str:
     return entry.answer[texts.language].replace("{caveat_pointer}", texts["caveat_pointer"])
+
+
+def compose_format(key: str, texts: Texts) -> str:
+    """What a format is (data/formats.yaml), how the calculator counts its bits (the same note as
+    the arithmetic block's) and, below 16 bits, where its quality cost is measured."""
+    definition = format_definition(key, texts.language)
+    assert definition is not None, key  # responder.defined_format only names formats with an entry
+    parts = [definition]
+    if key != "kv_fp8":
+        note = tool_text(f"fmt_{'gguf' if key in GGUF_PRECISIONS else key}", texts.language)
+        parts.append(texts.fill("format_counted", note=note))
+        if nominal_bits(key) < 16:
+            parts.append(texts["caveat_pointer"])
+    return " ".join(parts)
 
 
 def compose_followup(missing: Sequence[str], texts: Texts) -> str:

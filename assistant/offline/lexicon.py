@@ -61,6 +61,7 @@ class Lexicon:
     length_words: LengthPatterns
     job_count: re.Pattern[str]
     concept_question: re.Pattern[str]
+    format_question: re.Pattern[str]
     budget: re.Pattern[str]
     # Models: sizes, a speculative draft, a Hub repo's quantized name.
     model_size: tuple[re.Pattern[str], ...]

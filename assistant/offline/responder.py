@@ -28,7 +28,7 @@ from assistant.offline.sizing import (
     run_plan,
     training_question,
 )
-from assistant.offline.texts import FaqEntry, Texts, faq_entries, texts
+from assistant.offline.texts import FaqEntry, Texts, faq_entries, format_definition, texts
 from assistant.offline.understanding import Understanding, understand
 from assistant.schemas import ConversationState, Language, Source, Step
 from tools import SizingResult
@@ -139,9 +139,11 @@ class OfflineResponder:
             question is not None and (merged.model is not None or bool(reading.cards))
         )
         faq = None if concrete else _main_faq(reading)
-        if (
+        defined = defined_format(reading)  # "what is fp8?": its definition, not the formats' overview
+        if defined is not None or (
             faq is not None
             and faq.only_without_model
+            and not reading.format_question  # "what's gguf?" after a model is still asked
             and (reading.model or (merged.model and reading.names_a_slot))
         ):
             faq = None  # a concept answer gives way to the sizing of the model the conversation is about
@@ -158,6 +160,10 @@ class OfflineResponder:
             parts.append(words["reveal_prompt"])
             parts.append(words["off_topic"])
             reply.intent = "reveal_prompt"
+        elif defined is not None:
+            reply.intent = f"format:{defined}"
+            parts.append(composer.compose_format(defined, words))
+            search_query = faq_entries()["formats"].search[language]
         elif faq is not None:
             reply.intent = f"faq:{faq.id}"
             parts.append(composer.compose_faq(faq, words))
@@ -390,6 +396,20 @@ class OfflineResponder:
         detail = "; ".join(source.section for source in sources)
         record(Step(kind="search", title=words.step("search"), detail=detail))
         return sources
+
+
+def defined_format(reading: Understanding) -> str | None:
+    """The one format a "what is X?" question asks about and data/formats.yaml defines ("what is
+    fp8?", "explain nf4", "what is an fp8 kv cache?"); None for any other message."""
+    if not reading.format_question or reading.model or reading.family or reading.cards:
+        return None  # "what is llama 3.1 8b at fp8?" is a sizing
+    if len(reading.precisions) == 1 and not reading.precision_assumed:
+        key = reading.precisions[0]
+    elif not reading.precisions and reading.kv_dtype == "fp8":
+        key = "kv_fp8"
+    else:
+        return None
+    return key if format_definition(key, reading.language) is not None else None
 
 
 def _main_faq(reading: Understanding) -> FaqEntry | None:

@@ -13,8 +13,9 @@ from typing import Any
 
 from assistant.offline.understanding import load_yaml
 from assistant.schemas import Language
-from assistant.texts import OFFLINE
+from assistant.texts import FORMATS, OFFLINE
 from tools.i18n import LANGUAGES
+from tools.precision import GGUF_PRECISIONS
 from tools.texts import bilingual
 
 
@@ -85,3 +86,13 @@ def _faq_entry(entry: dict[str, Any]) -> FaqEntry:
         card_table=bool(entry.get("card_table", False)),
         only_without_model=bool(entry.get("only_without_model", False)),
     )
+
+
+def format_definition(key: str, language: Language) -> str | None:
+    """What the format `key` (a tools.PRECISIONS id, or "kv_fp8") is; None when data/formats.yaml
+    has no entry for it. A GGUF k-quant without its own entry takes `gguf_kquant` with its name."""
+    if key in FORMATS:
+        return FORMATS.text(key, language)
+    if key in GGUF_PRECISIONS:
+        return FORMATS.text("gguf_kquant", language, label=key.upper())
+    return None

@@ -102,6 +102,7 @@ MOVES = (
     "sizing_words",
     "comparison",
     "concept_question",
+    "format_question",
 )
 
 
@@ -181,6 +182,7 @@ class Understanding:
     injection: bool = False
     sizing_words: bool = False
     concept_question: bool = False  # "what is fp8?": not a follow-up of the last question
+    format_question: bool = False  # "what is fp8?" and nothing more: the format's definition answers it
 
     @property
     def names_a_slot(self) -> bool:
