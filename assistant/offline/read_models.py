@@ -15,6 +15,7 @@ from assistant.offline.names import ModelName, catalog, name_key
 from assistant.offline.notes import ReadingNote, note
 from assistant.offline.numbers import parse_number
 from assistant.offline.spans import blank, is_ruled_out
+from tools.catalog import catalog_architecture
 
 
 @dataclass(frozen=True)
@@ -65,13 +66,17 @@ def find_models(text: str, notes: list[ReadingNote]) -> tuple[str, list[FoundMod
             text = blank(text, match.start(), match.end())
     for position, size_b in sorted(sizes):
         family_model = _family_model(keyed, size_b)
-        ruled_out = is_ruled_out(original, position)
+        # "not qwen 32b": the correction comes before the family word, not the size.
+        named_at = _family_start(text, family_model.family, position) if family_model else position
+        ruled_out = is_ruled_out(original, position) or is_ruled_out(original, named_at)
         if family_model and all(model.model_id != family_model.model_id for model in found):
             found.append(FoundModel(position, family_model.model_id, family_model.label, ruled_out))
             text = _blank_family_before(text, family_model.family, position)
             written = _other_version(keyed, family_model, size_b)
             if written and not ruled_out:
                 notes.append(note("model_substituted", written=written, label=family_model.label))
+            elif not ruled_out:
+                _note_same_size(keyed, family_model, size_b, notes)
         elif not family_model:
             found.append(FoundModel(position, f"{size_b:g}b", f"{size_b:g}B", ruled_out))
     if not sizes:  # a family alias with no size ("mixtral", "llama3.1") names the catalog's default
@@ -317,9 +322,16 @@ def _size_after_name(text: str, key: str) -> tuple[str, ModelName | None]:
 def _blank_family_before(text: str, family: str, position: int) -> str:
     """ "llama 2 70b a100": the family and version written just before a size are the model's
     name, not a card count."""
+    start = _family_start(text, family, position)
+    return blank(text, start, position) if start < position else text
+
+
+def _family_start(text: str, family: str, position: int) -> int:
+    """Where the family and version written just before the size at `position` begin (the
+    position itself when none is)."""
     pattern = rf"(?<![a-z0-9.]){re.escape(family)}[\s\-_]*(?:\d+(?:\.\d+)?[\s\-_]*)?(?:[a-z]+[\s\-_]+)?$"
     match = re.search(pattern, text[:position])
-    return blank(text, match.start(), position) if match else text
+    return match.start() if match else position
 
 
 def _other_version(keyed_text: str, model: ModelName, size_b: float) -> str | None:
@@ -337,13 +349,45 @@ def _other_version(keyed_text: str, model: ModelName, size_b: float) -> str | No
 
 
 def _family_model(keyed_text: str, size_b: float) -> ModelName | None:
-    """The first catalog model of a family named in the text whose size is within 10% of size_b."""
-    cat = catalog()
+    """The catalog model of a family named in the text whose size is within 10% of size_b, the
+    one whose name says the size closest ("qwen 30b": Qwen3 30B-A3B, not Qwen2.5 32B); of equals,
+    the first in the catalog."""
+    candidates = _family_candidates(keyed_text, size_b)
+    return candidates[0] if candidates else None
+
+
+def _family_candidates(keyed_text: str, size_b: float) -> list[ModelName]:
     words = set(keyed_text.split())
-    for model in cat.models:
-        if model.family in words and abs(model.params_b - size_b) <= 0.1 * size_b:
-            return model
-    return None
+    near = [
+        model
+        for model in catalog().models
+        if model.family in words and abs(model.params_b - size_b) <= 0.1 * size_b
+    ]
+    return sorted(near, key=lambda model: abs(_named_size(model) - size_b))  # stable: catalog order
+
+
+# The size a model's name says ("Qwen3 30B-A3B": 30); not an expert count's ("Mixtral 8x7B").
+_NAMED_SIZE = re.compile(r"(?<![x\d.])(\d+(?:\.\d+)?)B\b")
+
+
+def _named_size(model: ModelName) -> float:
+    said = _NAMED_SIZE.search(model.label)
+    return float(said.group(1)) if said else model.params_b
+
+
+def _note_same_size(keyed_text: str, chosen: ModelName, size_b: float, notes: list[ReadingNote]) -> None:
+    """ "qwen 32b": the catalog has Qwen2.5 32B and Qwen3 32B; the first is sized and the answer
+    names the others of that size whose architecture differs (Llama 3.3 70B is Llama 3.1 70B's)."""
+    named = _named_size(chosen)
+    others = [
+        model.label
+        for model in _family_candidates(keyed_text, size_b)
+        if model != chosen
+        and _named_size(model) == named
+        and catalog_architecture(model.model_id) != catalog_architecture(chosen.model_id)
+    ]
+    if others:
+        notes.append(note("model_same_size", label=chosen.label, others=", ".join(others)))
 
 
 def _edit_distance_one(word: str, target: str) -> bool:
