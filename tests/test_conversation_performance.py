@@ -3,9 +3,12 @@ answers scored against the serving estimate (tests/golden/conversation_performan
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from assistant.offline.understanding import understand
+from assistant.schemas import ConversationState
 from tests.conversation_scoring import (
     _assistant,
     _stated,
@@ -282,3 +285,34 @@ def test_the_memory_filled_is_the_saturated_load(message: str) -> None:
     assert ("memory full" in lead) or ("memoria llena" in lead)
     # Users said later set the load instead.
     assert assistant.answer("and for 12 users?", reply.state).state.users_max is None
+
+
+@pytest.mark.parametrize(
+    ("message", "said"),
+    [
+        (
+            "llama 3.1 8b on 4 L40S with vllm, maximum throughput, 1024 in 256 out",
+            "The memory counts requests of 1,280 tokens",
+        ),
+        (
+            "llama 3.1 8b on 4 L40S, 40 requests per second, 1024 in 256 out",
+            "The memory counts requests of 1,280 tokens",
+        ),
+    ],
+)
+def test_more_requests_in_flight_than_the_tables_users_says_why(message: str, said: str) -> None:
+    # The table counts sequences filling the whole context; the paged cache holds each request's
+    # own tokens, so the lead says why its count of requests in flight is the larger.
+    reply = _assistant(recording_store()).answer(message, ConversationState())
+    lead = lead_of(reply.answer)
+    assert said in lead
+    in_flight = int(re.search(r"with ([\d,]+) requests at once", lead).group(1).replace(",", ""))  # type: ignore[union-attr]
+    table = int(re.search(r"The table's ([\d,]+) are sequences", lead).group(1).replace(",", ""))  # type: ignore[union-attr]
+    assert in_flight > table
+
+
+def test_a_light_rate_within_the_tables_users_adds_no_paging_note() -> None:
+    reply = _assistant(recording_store()).answer(
+        "llama 3.1 8b on an h100, 2 requests per second", ConversationState()
+    )
+    assert "The memory counts requests" not in reply.answer

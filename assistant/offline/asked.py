@@ -258,6 +258,9 @@ def performance_lead(
         lead.append(texts.fill("lead_rate", rate=rate_text(plan.rate, texts), requests=common["requests"]))
         if plan.rate_period:  # "50k a day": the day's average, and traffic comes in peaks
             lead.append(texts.fill("lead_rate_average", period=texts[f"period_{plan.rate_period}"]))
+    if (plan.users_max or plan.rate is not None) and users > option.max_concurrent_sequences:
+        # More requests in flight than the table's users: the paged cache holds each one's tokens.
+        lead.append(paged_note(estimate, option, result, texts))
     if estimate.meets_target is not None and estimate.target is not None and not plan.users_target:
         key = "lead_perf_meets" if estimate.meets_target else "lead_perf_misses"
         lead.append(texts.fill(key, target=target_text(estimate.target, lang)))
@@ -314,10 +317,21 @@ def capacity_memory_note(
         "context": count(result.context, texts),
     }
     if held > option.max_concurrent_sequences:
-        return texts.fill("lead_capacity_paged", **fields)
+        return paged_note(estimate, option, result, texts)
     if result.engine in LLAMACPP_ENGINES and memory_limits(estimate) and 2 * tokens <= result.context:
         return texts.fill("lead_capacity_slots", **fields)
     return ""
+
+
+def paged_note(estimate: PerformanceEstimate, option: CardOption, result: SizingResult, texts: Texts) -> str:
+    """Why more requests are in flight than the table's user count: the table counts sequences
+    that fill the whole context, a paged KV cache (vLLM) gives each request only the tokens it uses."""
+    return texts.fill(
+        "lead_capacity_paged",
+        tokens=count(estimate.input_len + estimate.output_len, texts),
+        max_users=count(option.max_concurrent_sequences, texts),
+        context=count(result.context, texts),
+    )
 
 
 def _common(result: SizingResult, option: CardOption, texts: Texts) -> dict[str, str]:
