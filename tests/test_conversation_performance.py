@@ -316,3 +316,26 @@ def test_a_light_rate_within_the_tables_users_adds_no_paging_note() -> None:
         "llama 3.1 8b on an h100, 2 requests per second", ConversationState()
     )
     assert "The memory counts requests" not in reply.answer
+
+
+def test_the_memory_full_also_says_the_lighter_load_that_keeps_the_target() -> None:
+    reply = _assistant(recording_store()).answer(
+        "maximum throughput for llama 3.1 8b on an h100, 1024 in 256 out", ConversationState()
+    )
+    capacity = calculate_vram(
+        SizingRequest(
+            model="llama-3.1-8b",
+            precision="bf16",
+            gpu="h100-80gb",
+            users_target=True,
+            input_len=1024,
+            output_len=256,
+        )
+    ).options[0]
+    assert capacity.performance is not None and capacity.performance.capacity is not None
+    users = round(capacity.performance.capacity.best)
+    lead = lead_of(reply.answer)
+    said = re.search(r"A lighter load of about ([\d,]+) at once keeps the target", lead)
+    assert said is not None and int(said.group(1).replace(",", "")) == users
+    full = re.search(r"with ([\d,]+) requests at once", lead)
+    assert full is not None and int(full.group(1).replace(",", "")) > users  # lighter than the full memory

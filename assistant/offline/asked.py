@@ -252,6 +252,9 @@ def performance_lead(
         lead[-1] += published
     if plan.users_max:  # "maximum throughput": what filling the memory costs each user
         lead.append(texts["lead_memory_full"])
+        lighter = lighter_load(plan, result, option, texts)
+        if lighter:
+            lead.append(lighter)
     if estimate.saturated:  # the load needs more sequences than the memory holds
         lead.append(perf_text("perf_queue", lang).strip())
     elif plan.rate is not None:
@@ -321,6 +324,33 @@ def capacity_memory_note(
     if result.engine in LLAMACPP_ENGINES and memory_limits(estimate) and 2 * tokens <= result.context:
         return texts.fill("lead_capacity_slots", **fields)
     return ""
+
+
+def lighter_load(plan: SizingPlan, result: SizingResult, option: CardOption, texts: Texts) -> str:
+    """With the memory full, the lighter load that keeps the latency target (the one said, else
+    the default service class's): how many users at once, what each gets. Empty when even one
+    user misses it, or the option is no named card."""
+    if option.card is None:
+        return ""
+    lighter = replace(plan, users_max=None, users_target=True)
+    try:
+        gpu = option.card if ":" in option.card else f"{option.card}:{option.gpus}"
+        found = calculate(lighter.request(result.precision, gpu))
+    except SizingError:
+        return ""
+    focus = found.options[0] if found.options else None
+    estimate = estimate_of(focus) if focus is not None and focus.fits else None
+    if estimate is None or estimate.capacity is None or estimate.target is None:
+        return ""
+    if estimate.capacity.best < 1:
+        return ""
+    return texts.fill(
+        "lead_lighter_load",
+        users=count(round(estimate.capacity.best), texts),
+        target=target_text(estimate.target, texts.language),
+        tps=count(round(estimate.output_tok_s_per_user.best), texts),
+        ttft=count(round(estimate.ttft_ms.best), texts),
+    )
 
 
 def paged_note(estimate: PerformanceEstimate, option: CardOption, result: SizingResult, texts: Texts) -> str:
