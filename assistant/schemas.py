@@ -133,6 +133,10 @@ class ConversationState(BaseModel):
         gt=0,
         description="A bare number the last answer asked the unit of ('32 of what?'): 'users' next is 32 users.",
     )
+    compared_cards: list[str] = Field(
+        default_factory=list,
+        description="Cards the last answer weighed with no model ('h100 or h200?'): a model next is sized on each.",
+    )
     language: Language | None = Field(default=None, description="Language of the last answer.")
     history: list[Turn] = Field(default_factory=list, description=f"The last {HISTORY_TURNS} messages.")
 

@@ -217,7 +217,7 @@ class Assistant:
         words = texts(language)
         # What the offline answer asked, or the unit it asked of a number, the model's answer has not.
         merged = merge_slots(state, reading).model_copy(
-            update={"language": language, "asked": [], "pending_count": None}
+            update={"language": language, "asked": [], "pending_count": None, "compared_cards": []}
         )
         sizing = is_sizing_question(reading, merged)
         premade, premade_steps = self._premade(merged, language, reading, sizing)

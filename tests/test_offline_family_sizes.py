@@ -54,3 +54,18 @@ def test_a_family_and_size_ruled_out_is_not_the_model(message: str) -> None:
     # The correction is read before the family word, not only right before the size.
     reading = understand(message)
     assert reading.model == "llama-3.1-8b" and "qwen2.5-32b" not in reading.other_models
+
+
+@pytest.mark.parametrize(
+    ("message", "others"),
+    [
+        ("deepseek v3 on 8 h200", None),  # one model named: the family's distill is no V3
+        ("qwen2.5 on an l4", "Qwen2.5 14B, Qwen2.5 32B, Qwen2.5 72B"),
+        ("mixtral on 2 a100", "Mixtral 8x22B"),
+    ],
+)
+def test_a_name_with_no_size_lists_only_the_models_that_name_could_mean(
+    message: str, others: str | None
+) -> None:
+    notes = [n.text("en") for n in understand(message).notes if n.key == "model_default_size"]
+    assert notes == ([] if others is None else [notes[0]]) and (others is None or others in notes[0])

@@ -6,13 +6,17 @@ sentences come from `data/templates.yaml` and `data/faq.yaml`. Nothing here calc
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from assistant.offline.sizing import Calculations, SizingPlan
 from assistant.offline.texts import FaqEntry, Texts, format_definition
 from assistant.schemas import Source
 from tools import CardOption, SizingResult, card_classes
+from tools.cards import card_facts
 from tools.i18n import integer, number
+from tools.performance_facts import hardware
 from tools.precision import GGUF_PRECISIONS, nominal_bits
 from tools.texts import text as tool_text
 
@@ -534,6 +538,93 @@ def compose_format(key: str, texts: Texts) -> str:
         if nominal_bits(key) < 16:
             parts.append(texts["caveat_pointer"])
     return " ".join(parts)
+
+
+def compose_card_comparison(card_ids: Sequence[str], texts: Texts) -> str:
+    """Cards weighed with no model ("h100 or h200?"): each one's memory, bandwidth, compute, FP8
+    units and link between cards (tools/data/cards.json, perf_hardware.json), what each figure
+    means for serving, the most of each against the least, and the model asked for."""
+    cards = [card_facts(card_id).card for card_id in card_ids]
+    lang = texts.language
+    names = [card.name for card in cards]
+    joined = texts["followup_join"].join(names[:-1]) + texts["followup_last"] + names[-1]
+    rows = [texts["cards_compare_header"]]
+    for card in cards:
+        linked = hardware(card.id, 1)
+        link = "unknown" if linked is None else linked.interconnect
+        if link == "nvlink" and card.vendor == "amd":
+            link = "infinity"
+        rows.append(
+            texts.fill(
+                "cards_compare_row",
+                card=card.name,
+                memory=card.marketing or _memory_gb(card, lang),
+                bandwidth=integer(round(card.bandwidth_gbps), lang) if card.bandwidth_gbps else "—",
+                tflops=integer(round(card.bf16_dense_tflops), lang) if card.bf16_dense_tflops else "—",
+                fp8=texts["cards_compare_yes" if card.fp8 else "cards_compare_no"],
+                link=texts.mapping("card_links").get(link, texts["cards_compare_unknown"]),
+            )
+        )
+
+    def figures(value: Callable[[Any], float | None]) -> list[tuple[float | None, str]]:
+        return [(value(card), integer(round(value(card) or 0), lang)) for card in cards]
+
+    facts = [
+        _compared(cards, figures(lambda card: card.bandwidth_gbps), "cards_compare_decode", texts),
+        _compared(cards, figures(lambda card: card.bf16_dense_tflops), "cards_compare_prefill", texts),
+        _compared(
+            cards,
+            [(card.memory_mib, _memory_gb(card, lang)) for card in cards],
+            "cards_compare_memory",
+            texts,
+        ),
+    ]
+    without_fp8 = [card.name for card in cards if not card.fp8]
+    if without_fp8 and len(without_fp8) < len(cards):
+        key = "cards_compare_fp8_one" if len(without_fp8) == 1 else "cards_compare_fp8_many"
+        facts.append(texts.fill(key, cards=texts["followup_last"].join(without_fp8)))
+    return "\n\n".join(
+        (
+            texts.fill("cards_compare_lead", cards=joined),
+            "\n".join(rows),
+            " ".join(fact for fact in facts if fact),
+            texts["cards_compare_ask"],
+        )
+    )
+
+
+# The memory a card is sold with, as its marketing says it ("141 GB HBM3e": 141 GB).
+_MARKETED_GB = re.compile(r"^\s*(\d+(?:[.,]\d+)?)\s*GB\b")
+
+
+def _memory_gb(card: Any, lang: str) -> str:
+    marketed = _MARKETED_GB.match(card.marketing or "")
+    if marketed:
+        return f"{marketed.group(1)} GB"
+    return f"{integer(round(card.memory_mib * 1024 * 1024 / 1e9), lang)} GB"  # type: ignore[arg-type]
+
+
+def _compared(
+    cards: Sequence[Any], figures: Sequence[tuple[float | None, str]], key: str, texts: Texts
+) -> str:
+    """The card with the most of one figure against the one with the least, each with its
+    figure as shown, or that they are about the same (within 5 %); empty when a card lacks it."""
+    if any(figure is None or figure <= 0 for figure, _ in figures):
+        return ""
+    ranked = sorted(zip(figures, cards, strict=True), key=lambda pair: pair[0][0] or 0.0, reverse=True)
+    (high, high_shown), top = ranked[0]
+    (low, low_shown), bottom = ranked[-1]
+    assert high is not None and low is not None
+    if high <= low * 1.05:
+        return texts.fill(f"{key}_same", value=high_shown)
+    return texts.fill(
+        key,
+        top=top.name,
+        bottom=bottom.name,
+        ratio=number(high / low, texts.language, 1),
+        top_value=high_shown,
+        bottom_value=low_shown,
+    )
 
 
 def compose_followup(missing: Sequence[str], texts: Texts) -> str:

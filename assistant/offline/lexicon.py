@@ -100,6 +100,7 @@ class Lexicon:
     questions: Pairs
     tasks: Pairs
     comparison: re.Pattern[str]
+    cards_compared: re.Pattern[str]
     sizing_words: re.Pattern[str]
     greeting: re.Pattern[str]
     thanks: re.Pattern[str]

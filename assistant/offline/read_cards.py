@@ -94,6 +94,7 @@ def find_cards(
     lex = lexicon()
     original = text
     found: list[tuple[int, str | None, str | None]] = []
+    bases: set[str] = set()  # the first word of each card name found ("h100")
     for key, cards in cat.card_keys:
         if key not in text:
             continue
@@ -134,6 +135,19 @@ def find_cards(
                 text = blank(text, start, match.start())
             spec = card.card_id + (f":{count}" if count > 1 else "")
             found.append((match.start(), spec, None))
+            bases.add(key.split()[0])
+    # "an H100 PCIe and SXM": a form factor alone, after a card of that name, is its sibling.
+    keyed = dict(cat.card_keys)
+    for variant in list(_VARIANT.finditer(text)):
+        earlier = [position for position, _, _ in found if position < variant.start()]
+        if not earlier or not _VARIANT_JOIN.search(original[max(earlier) : variant.start()]):
+            continue  # "h100 on pcie" is one card
+        for base in sorted(bases):
+            siblings = keyed.get(f"{base} {variant.group(1)}")
+            if siblings:
+                text = blank(text, variant.start(), variant.end())
+                found.append((variant.start(), siblings[0].card_id, None))
+                break
     for memory in list(lex.card_memory.finditer(text)):
         gigabytes = int(memory.group(2))
         if gigabytes < 10 and not lex.card_memory_words.search(text):
@@ -163,6 +177,9 @@ def find_cards(
     return text, unique
 
 
+# A form factor written alone ("and SXM", "o la PCIe"): with a card name found before, its sibling.
+_VARIANT = re.compile(r"(?<![a-z0-9])(sxm|pcie|nvl)(?![a-z0-9])")
+_VARIANT_JOIN = re.compile(r"\b(?:or|and|vs\.?|versus|y|e|o|u|frente a|compared (?:to|with)|contra)\b")
 # What may sit between a card's name and its memory: "4090 48gb", "m2 max de 32 gb", "m2 ultra with 64GB".
 _MEMORY_JOIN = re.compile(r"[\s\-(,]*(?:de|with|con|of|w/)?[\s(]*")
 # A memory figure said as RAM: "64gb ram", "32 gb of system ram", "16 gigas de ram".

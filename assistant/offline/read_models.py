@@ -123,7 +123,12 @@ def _note_default_size(key: str, model: ModelName, notes: list[ReadingNote]) -> 
     """ "qwen2.5", "llama3.1" with no size: the catalog's default of that name is sized, and the
     answer names the family's other sizes."""
     family = find_family(key)
-    others = [other.label for other in family_members(family) if other != model] if family else []
+    written = name_key(key).split()  # "deepseek v3" names one model: DeepSeek R1 Distill is not a V3
+    others = [
+        other.label
+        for other in (family_members(family) if family else [])
+        if other != model and set(written) <= set(name_key(other.label).split())
+    ]
     if others and key not in catalog().released_names:
         notes.append(note("model_default_size", label=model.label, others=", ".join(others)))
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from assistant.offline import asked, composer
+from assistant.offline.names import catalog
 from assistant.offline.notes import note
 from assistant.offline.read_models import family_label, family_list
 from assistant.offline.sizing import (
@@ -110,9 +111,11 @@ class OfflineResponder:
                 on_step(step)
 
         record(Step(kind="understand", title=words.step("understand"), detail=slot_summary(merged)))
-        question = reading.question
+        compared = compared_cards(reading, merged)  # "h100 or h200?" with no model: the cards' figures
+        question = None if compared else reading.question
         if (
-            question is None
+            not compared
+            and question is None
             and merged.gpu
             and not merged.model
             and not reading.faq
@@ -147,7 +150,9 @@ class OfflineResponder:
             and (reading.model or (merged.model and reading.names_a_slot))
         ):
             faq = None  # a concept answer gives way to the sizing of the model the conversation is about
-        wants_sizing = is_sizing_question(reading, merged) or (concrete and question == "largest_model")
+        wants_sizing = not compared and (
+            is_sizing_question(reading, merged) or (concrete and question == "largest_model")
+        )
         parts: list[str] = []
         search_query = ""
         # Filled in as the answer is composed; its text and state are set last.
@@ -160,6 +165,10 @@ class OfflineResponder:
             parts.append(words["reveal_prompt"])
             parts.append(words["off_topic"])
             reply.intent = "reveal_prompt"
+        elif compared:
+            reply.intent = "compare_cards"
+            parts.append(composer.compose_card_comparison(compared, words))
+            search_query = words["search_cards"]
         elif defined is not None:
             reply.intent = f"format:{defined}"
             parts.append(composer.compose_format(defined, words))
@@ -275,6 +284,7 @@ class OfflineResponder:
                 "language": language,
                 "asked": reply.missing if followup else [],
                 "pending_count": reading.bare_number if reply.intent == "clarify_number" else None,
+                "compared_cards": list(compared),
             }
         )
         return reply
@@ -396,6 +406,15 @@ class OfflineResponder:
         detail = "; ".join(source.section for source in sources)
         record(Step(kind="search", title=words.step("search"), detail=detail))
         return sources
+
+
+def compared_cards(reading: Understanding, state: ConversationState) -> tuple[str, ...]:
+    """The catalog cards a message weighs against each other with no model in the conversation
+    ("h100 or h200?", "diferencia entre l40s y a6000"); () for any other message."""
+    cards = tuple(card for card in reading.cards if card not in catalog().class_ids)
+    if len(cards) < 2 or not reading.cards_compared or state.model or reading.family:
+        return ()
+    return cards
 
 
 def defined_format(reading: Understanding) -> str | None:

@@ -210,7 +210,12 @@ SMALLEST_BARE_CONTEXT = 1024
 
 def read_as_answer(message: str, state: ConversationState, reading: Understanding) -> Understanding:
     """The message read with what the last answer asked: "20" after "how many concurrent users?"
-    is 20 users, "users" after "32 of what?" is 32 users. Anything else is read as it is."""
+    is 20 users, "users" after "32 of what?" is 32 users, "for llama 3.1 70b" after "h100 or
+    h200?" is that model on both. Anything else is read as it is."""
+    if state.compared_cards and reading.model and not reading.cards:
+        # "for llama 3.1 70b" after "h100 or h200?": the model on each of the cards weighed.
+        cards = tuple(state.compared_cards)
+        return replace(reading, cards=cards, gpu=cards[0], comparison=True)
     if state.pending_count and not reading.names_a_slot and reading.bare_number is None:
         counted = understand(f"{state.pending_count} {message}", reading.language)
         if state.pending_count in (counted.users, counted.card_count):

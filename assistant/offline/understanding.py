@@ -101,6 +101,7 @@ MOVES = (
     "injection",
     "sizing_words",
     "comparison",
+    "cards_compared",
     "concept_question",
     "format_question",
 )
@@ -181,6 +182,7 @@ class Understanding:
     reveal_prompt: bool = False
     injection: bool = False
     sizing_words: bool = False
+    cards_compared: bool = False  # "h100 or h200?", "diferencia entre l40s y a6000": cards weighed
     concept_question: bool = False  # "what is fp8?": not a follow-up of the last question
     format_question: bool = False  # "what is fp8?" and nothing more: the format's definition answers it
 
