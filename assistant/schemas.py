@@ -16,6 +16,8 @@ from tools import SizingResult
 from tools.i18n import Language
 
 Mode = Literal["llm", "offline"]
+# The questions a follow-up that only changes a slot asks again ("and with 32 users?").
+FollowedQuestion = Literal["throughput", "latency", "capacity", "gpu_count", "cheapest", "max_context"]
 
 # The five sizing questions of the source article, in the order a follow-up asks them.
 SLOT_NAMES: tuple[str, ...] = ("model", "precision", "tasks", "context", "users")
@@ -119,9 +121,9 @@ class ConversationState(BaseModel):
     train_seq: int | None = Field(default=None, gt=0, description="Tokens per training sequence, when said.")
     train_optimizer: str | None = Field(default=None, description="adamw | adamw8bit | sgd, when said.")
     gradient_checkpointing: bool | None = Field(default=None, description="Said on or off, when said.")
-    last_question: Literal["throughput", "latency", "gpu_count", "cheapest", "max_context"] | None = Field(
+    last_question: FollowedQuestion | None = Field(
         default=None,
-        description="What the last answer was asked (speed, latency, how many cards, the cheapest card, "
+        description="What the last answer was asked (speed, latency, how many users it serves, how many cards, the cheapest card, "
         "the longest context): a follow-up that only changes a slot ('and with 32 users?') asks it again.",
     )
     asked: list[Literal["model", "precision", "tasks", "context", "users"]] = Field(

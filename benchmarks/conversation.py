@@ -3,7 +3,7 @@
 Run:  PYTHONPATH=. .venv/bin/python benchmarks/conversation.py [--sealed | --fresh | --blind] [--failures]
 
 Scores the held-out conversation set (tests/golden/conversation_heldout*.jsonl; with --sealed the
-sealed split, with --fresh the split written last, with --performance the speed and latency questions, with --performance-fresh those written after the code, with --performance-rates rates and nightly jobs written as people write them ("3,600 requests an hour", "20k tickets a night"), with --blind the set written without reading the conversation code, with --training the training questions that give micro-batch, sequence length, optimizer or checkpointing, written before their reader; with --capacity / --capacity-fresh the 'how many users can it serve?' questions, both written before their code, the second scored only once it was done; with --followups terse answers to the assistant's own questions, "20" after "how many users?" and "users" after "32 of what?"; with --concepts "what is fp8?" alone and after a model; with --names a family and a size several catalog models match; with --cards two cards compared with no model) with tests/conversation_scoring.py: per kind and per language, the share of
+sealed split, with --fresh the split written last, with --performance the speed and latency questions, with --performance-fresh those written after the code, with --performance-rates rates and nightly jobs written as people write them ("3,600 requests an hour", "20k tickets a night"), with --blind the set written without reading the conversation code, with --training the training questions that give micro-batch, sequence length, optimizer or checkpointing, written before their reader; with --capacity / --capacity-fresh the 'how many users can it serve?' questions, both written before their code, the second scored only once it was done; with --followups terse answers to the assistant's own questions, "20" after "how many users?" and "users" after "32 of what?"; with --concepts "what is fp8?" alone and after a model; with --names a family and a size several catalog models match; with --cards two cards compared with no model; with --asked a question with no slot about the model already named) with tests/conversation_scoring.py: per kind and per language, the share of
 questions whose every check passes and the share of checks passed, then the median length of a
 sizing answer's lead (what comes before its table and arithmetic block) and of a plain sizing
 answer up to its arithmetic block (lead and table). --failures lists the
@@ -36,7 +36,8 @@ SPLITS = {
     "capacity_fresh": "the capacity questions held out until the code was written",
     "concepts": "what a weights format is (fp8, int4, awq, gguf...), alone and after a model (written before their code)",
     "names": 'a family and a size that several catalog models match ("qwen 30b", "gemma 27b"), written before their code',
-    "cards": "two cards compared with no model (\"h100 or h200?\"), then a model, written before their code",
+    "cards": 'two cards compared with no model ("h100 or h200?"), then a model, written before their code',
+    "asked": 'a question with no slot about the model already named ("how fast is it?", "any cheaper option?"), written before its code',
     "followups": "terse answers to the assistant's own questions and a number's unit said next (written before their code)",
 }
 
@@ -61,7 +62,8 @@ def main() -> int:
     parser.add_argument("--failures", action="store_true", help="list each question's failed checks")
     args = parser.parse_args()
     split = next((name for name in SPLITS if getattr(args, name)), "heldout")
-    singles = score_singles(load(f"conversation_{split}.jsonl"))
+    single_file = GOLDEN / f"conversation_{split}.jsonl"
+    singles = score_singles(load(single_file.name)) if single_file.exists() else []
     turns = GOLDEN / f"conversation_{split}_turns.jsonl"
     conversations = score_conversations(load(turns.name)) if turns.exists() else []
     scores = singles + conversations

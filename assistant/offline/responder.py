@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, get_args
 
 from assistant.offline import asked, composer
 from assistant.offline.names import catalog
@@ -31,7 +31,7 @@ from assistant.offline.sizing import (
 )
 from assistant.offline.texts import FaqEntry, Texts, faq_entries, format_definition, texts
 from assistant.offline.understanding import Understanding, understand
-from assistant.schemas import ConversationState, Language, Source, Step
+from assistant.schemas import ConversationState, FollowedQuestion, Language, Source, Step
 from tools import SizingResult
 from tools.error_texts import localized
 from tools.errors import SizingError
@@ -48,7 +48,7 @@ SEVENTY_B_CLASS = (60.0, 80.0)
 # The model of a FAQ's worked example is computed at the calculator's defaults.
 EXAMPLE_PRECISIONS = ("bf16", "int8", "int4")
 # Questions a follow-up that only changes a slot asks again ("and with 32 users?", "¿y a 4 bits?").
-FOLLOWED_QUESTIONS = ("throughput", "latency", "capacity", "gpu_count", "cheapest", "max_context")
+FOLLOWED_QUESTIONS = get_args(FollowedQuestion)
 
 
 class PassageLike(Protocol):
@@ -150,8 +150,11 @@ class OfflineResponder:
             and (reading.model or (merged.model and reading.names_a_slot))
         ):
             faq = None  # a concept answer gives way to the sizing of the model the conversation is about
+        # A question about the model already named ("how fast is it?", "any cheaper option?") is
+        # answered for it, though the message names no slot.
         wants_sizing = not compared and (
-            is_sizing_question(reading, merged) or (concrete and question == "largest_model")
+            is_sizing_question(reading, merged)
+            or (concrete and (question == "largest_model" or merged.model is not None))
         )
         parts: list[str] = []
         search_query = ""
