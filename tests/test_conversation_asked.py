@@ -44,3 +44,22 @@ def test_the_state_after_a_capacity_question_survives_the_web_apps_round_trip(ca
     reply = _assistant(recording_store()).answer(case["q"], ConversationState())
     again = ConversationState.model_validate_json(reply.state.model_dump_json())
     assert again.last_question == reply.state.last_question
+
+
+def test_every_golden_questions_state_survives_the_round_trip() -> None:
+    # Any field set without validation (model_copy) and outside its schema would restart a web
+    # conversation; every single question of every golden split is asked once.
+    from tests.conversation_scoring import GOLDEN
+
+    assistant = _assistant(recording_store())
+    broken = []
+    for path in sorted(GOLDEN.glob("conversation_*.jsonl")):
+        if path.name.endswith("_turns.jsonl"):
+            continue
+        for case in load(path.name):
+            state = assistant.answer(case["q"], ConversationState()).state
+            try:
+                ConversationState.model_validate_json(state.model_dump_json())
+            except ValueError as error:
+                broken.append((case["id"], str(error).splitlines()[1]))
+    assert not broken
