@@ -239,3 +239,48 @@ def test_a_memory_the_card_does_not_come_in_is_said(message: str, lang: str, wor
 )
 def test_the_memory_a_card_comes_in_needs_no_note(message: str) -> None:
     assert "card_memory_unknown" not in [n.key for n in understand(message).notes]
+
+
+@pytest.mark.parametrize(
+    ("message", "gpu"),
+    [("can i run llama 3 8b on my laptop with a 3060 6gb", "6gb"), ("rtx 3060 8gb for mistral 7b", "8gb")],
+)
+def test_a_memory_the_card_does_not_come_in_is_sized_when_no_class_has_it(message: str, gpu: str) -> None:
+    # The memory said decides what fits; a card class of that memory keeps the catalog card (above).
+    reading = understand(message)
+    assert reading.gpu == gpu
+    assert [n.key for n in reading.notes] == ["card_memory_generic"]
+
+
+@pytest.mark.parametrize(
+    ("message", "pages"),
+    [
+        ("we want to summarize our contracts (some are 50 pages long) with llama 3.3 70b", 50),
+        ("qwen2.5 14b para resumir documentos de 30 páginas", 30),
+        ("a 100-page pdf with llama 3.1 8b", 100),
+        ("contracts of up to 80 pages on an h100 with qwen2.5 32b", 80),
+    ],
+)
+def test_a_document_in_pages_is_the_context_it_needs(message: str, pages: int) -> None:
+    from assistant.offline.asked import rules
+
+    per_page = rules()["tokens_per_page"]
+    reading = understand(message)
+    assert reading.context is not None and reading.context % 1024 == 0
+    assert pages * per_page < reading.context <= pages * per_page + 2048  # instructions and answer
+    assert [n.key for n in reading.notes] == ["context_from_pages"]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "we process 500 pages per hour with qwen2.5 7b",
+        "20,000 pages a night with qwen2.5 7b",
+        "how many pages an hour on an l4 with llama 3.1 8b",
+        "llama 3.1 8b with 16k context for contracts of 50 pages",  # the context said wins, no note
+    ],
+)
+def test_pages_as_a_rate_or_beside_a_context_said_are_no_page_context(message: str) -> None:
+    reading = understand(message)
+    assert reading.context in (None, 16384)
+    assert "context_from_pages" not in [n.key for n in reading.notes]

@@ -55,6 +55,7 @@ class Lexicon:
     number_word_after: tuple[str, ...]
     head_count: tuple[re.Pattern[str], ...]
     context: tuple[re.Pattern[str], ...]
+    context_pages: tuple[re.Pattern[str], ...]
     context_k: int
     input_len: re.Pattern[str]
     output_len: re.Pattern[str]

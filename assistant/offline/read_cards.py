@@ -128,7 +128,14 @@ def find_cards(
                     pass  # "a 4090 with 64gb ram": the computer's RAM, not the card's memory
                 elif joined and not any(said_gb == other.memory_gb for other in cards):
                     name = re.sub(r"\s*\(\d+ GB\)", "", card.label)
-                    notes.append(note("card_memory_unknown", written=f"{memory.group(2)} GB", card=name))
+                    generic = f"{memory.group(2)}gb"
+                    if kind != "apple" and generic not in cat.class_ids:
+                        # "a 3060 6gb" (the laptop one): sized on the memory said, which decides
+                        # what fits, as any card with it; without its bandwidth, no speed.
+                        card = replace(card, card_id=generic)
+                        notes.append(note("card_memory_generic", written=f"{memory.group(2)} GB", card=name))
+                    else:
+                        notes.append(note("card_memory_unknown", written=f"{memory.group(2)} GB", card=name))
                 text = blank(text, start, match.end() + memory.end())
             if count_match:
                 start = max(0, match.start() - _COUNT_REACH) + count_match.start()

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from assistant.offline.lexicon import Lexicon
+from assistant.offline.lexicon import Lexicon, load_yaml
 from assistant.offline.notes import ReadingNote, note
 from assistant.offline.numbers import parse_number
 from assistant.offline.spans import blank
@@ -81,6 +81,38 @@ def find_context(text: str, lex: Lexicon, notes: list[ReadingNote]) -> tuple[str
             if context and context >= 128:
                 return blank(text, match.start(), match.end()), context
     return text, None
+
+
+# Tokens kept beside a document read whole: the instructions and the answer (rounded up to 1k).
+PAGES_RESERVE = 1024
+
+
+def find_context_pages(
+    text: str, lex: Lexicon, notes: list[ReadingNote]
+) -> tuple[str, int | None, ReadingNote | None]:
+    """The context a document of the pages said needs ("contracts of up to 50 pages"): its tokens
+    at data/rules_of_thumb.yaml's tokens per page, plus PAGES_RESERVE, rounded up to a multiple
+    of 1,024, and the note that says so (for the caller to add when the context is used). None
+    when no page count is said."""
+    from tools.scenario import MAX_CONTEXT
+
+    for pattern in lex.context_pages:
+        match = pattern.search(text)
+        pages = parse_number(match.group(1)) if match else None
+        if match is None or not pages or pages < 1:
+            continue
+        per_page = int(load_yaml("rules_of_thumb.yaml")["tokens_per_page"])
+        tokens = round(pages * per_page)
+        context = -(-(tokens + PAGES_RESERVE) // 1024) * 1024
+        text = blank(text, match.start(), match.end())
+        if context > MAX_CONTEXT:
+            notes.append(note("context_out_of_range", value=context, limit=MAX_CONTEXT))
+            return text, None, None
+        said = note(
+            "context_from_pages", pages=round(pages), tokens=tokens, per_page=per_page, context=context
+        )
+        return text, context, said
+    return text, None, None
 
 
 def scaled(raw: str, suffix: str | None, k: int) -> int | None:

@@ -44,6 +44,7 @@ from assistant.offline.read_quantities import (
     digits_for_number_words,
     find_budget,
     find_context,
+    find_context_pages,
     find_finetune,
     find_head_count,
     find_job_count,
@@ -283,7 +284,11 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     text = digits_for_number_words(text, lex)
     text, found["head_count"] = find_head_count(text, lex)
     text, found["users"] = find_users(text, lex, notes)
+    text, pages_context, pages_note = find_context_pages(text, lex, notes)
     text, found["context"] = find_context(text, lex, notes)
+    if found["context"] is None and pages_note is not None:
+        found["context"] = pages_context  # "contracts of up to 50 pages": the tokens they take
+        notes.append(pages_note)
     if not cards and not found["hardware_kind"]:
         text, found["card_count"], found["cards_added"] = find_card_count(text, lex)
     # The workload is read from the whole message: "QLoRA" names a precision and a task at once.
