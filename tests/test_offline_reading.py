@@ -284,3 +284,10 @@ def test_pages_as_a_rate_or_beside_a_context_said_are_no_page_context(message: s
     reading = understand(message)
     assert reading.context in (None, 16384)
     assert "context_from_pages" not in [n.key for n in reading.notes]
+
+
+def test_a_context_said_shorter_than_the_document_says_so() -> None:
+    short = understand("llama 3.1 8b with 16k context for contracts of 50 pages")
+    assert short.context == 16384 and [n.key for n in short.notes] == ["context_short_of_pages"]
+    roomy = understand("llama 3.1 8b with 64k context for contracts of 50 pages")
+    assert roomy.context == 65536 and not roomy.notes

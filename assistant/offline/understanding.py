@@ -289,6 +289,18 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     if found["context"] is None and pages_note is not None:
         found["context"] = pages_context  # "contracts of up to 50 pages": the tokens they take
         notes.append(pages_note)
+    elif pages_note is not None and pages_context and pages_context > found["context"]:
+        # "16k context for contracts of 50 pages": the context said wins, and falls short of them.
+        values = dict(pages_note.values)
+        notes.append(
+            note(
+                "context_short_of_pages",
+                pages=values["pages"],
+                tokens=values["tokens"],
+                context=found["context"],
+                needed=pages_context,
+            )
+        )
     if not cards and not found["hardware_kind"]:
         text, found["card_count"], found["cards_added"] = find_card_count(text, lex)
     # The workload is read from the whole message: "QLoRA" names a precision and a task at once.
