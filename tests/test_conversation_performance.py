@@ -339,3 +339,37 @@ def test_the_memory_full_also_says_the_lighter_load_that_keeps_the_target() -> N
     assert said is not None and int(said.group(1).replace(",", "")) == users
     full = re.search(r"with ([\d,]+) requests at once", lead)
     assert full is not None and int(full.group(1).replace(",", "")) > users  # lighter than the full memory
+
+
+@pytest.mark.parametrize(
+    ("message", "precisions"),
+    [
+        ("qwen2.5 7b at fp8 or bf16 on an l4, how many tokens per second?", ("fp8", "bf16")),
+        ("how much slower is int4 than fp8 on an h100 for llama 70b", ("int4", "fp8")),
+    ],
+)
+def test_a_speed_question_naming_precisions_gives_each_ones_speed(
+    message: str, precisions: tuple[str, str]
+) -> None:
+    reply = _assistant(recording_store()).answer(message, ConversationState())
+    lead = lead_of(reply.answer)
+    said = re.search(r"Each precision named, per user at this load: (.*?)\.(?:\s|$)", lead)
+    assert said is not None
+    for precision in precisions:  # the named card's figure, else the option that holds it
+        options = [
+            option
+            for result in reply.calculations
+            if result.precision == precision
+            for option in result.options
+            if option.fits and option.performance is not None
+        ]
+        figures = [
+            f"{round(option.performance.output_tok_s_per_user.best)} tokens/s on {option.label}"  # type: ignore[union-attr]
+            for option in options
+        ]
+        assert any(figure in said.group(1) for figure in figures), (precision, figures)
+
+
+def test_the_three_precisions_side_by_side_add_no_per_precision_line() -> None:
+    reply = _assistant(recording_store()).answer("how fast is qwen2.5 7b on an l4?", ConversationState())
+    assert "Each precision named" not in reply.answer

@@ -267,7 +267,36 @@ def performance_lead(
     if estimate.meets_target is not None and estimate.target is not None and not plan.users_target:
         key = "lead_perf_meets" if estimate.meets_target else "lead_perf_misses"
         lead.append(texts.fill(key, target=target_text(estimate.target, lang)))
+    if not plan.side_by_side and len(shown) > 1 and not plan.users_target:
+        # "how much slower is int4 than fp8?": each precision named, with what one user gets.
+        each = precision_speeds(shown, calculations, plan, texts)
+        if each:
+            lead.append(texts.fill("lead_perf_each", items=each))
     return [" ".join(lead)]
+
+
+def precision_speeds(
+    shown: list[SizingResult], calculations: Calculations, plan: SizingPlan, texts: Texts
+) -> str:
+    """Each precision named, with the tokens/s per user of the option that holds it at this load
+    (the named card, else the recommended one); empty when one of them has no estimate."""
+    items = []
+    for index, result in enumerate(shown):
+        option = composer.focus_option(result, plan)
+        if (option is None or not option.fits) and index < len(calculations.by_class):
+            option = composer.recommended_option(calculations.by_class[index])
+        estimate = estimate_of(option) if option is not None and option.fits else None
+        if option is None or estimate is None:
+            return ""
+        items.append(
+            texts.fill(
+                "lead_perf_each_item",
+                precision=precision_label(result.precision, texts),
+                tps=count(round(estimate.output_tok_s_per_user.best), texts),
+                option=option.label,
+            )
+        )
+    return texts["followup_join"].join(items[:-1]) + texts["followup_last"] + items[-1]
 
 
 def capacity_lead(
