@@ -69,3 +69,27 @@ def test_a_name_with_no_size_lists_only_the_models_that_name_could_mean(
 ) -> None:
     notes = [n.text("en") for n in understand(message).notes if n.key == "model_default_size"]
     assert notes == ([] if others is None else [notes[0]]) and (others is None or others in notes[0])
+
+
+@pytest.mark.parametrize(
+    ("message", "model", "card_count"),
+    [
+        ("q necesito pa correr un llama de 70 con 10 usuarios", "llama-3.1-70b", None),
+        ("a llama of 70 for 10 users", "llama-3.1-70b", None),
+        ("llama 3.1 de 70 en dos h100", "llama-3.1-70b", None),
+        ("qwen 2.5 of 72 on 2 h100", "qwen2.5-72b", None),
+        ("un qwen de 14", "qwen2.5-14b", None),
+        ("llama de 8 gpus", None, 8),  # a count of cards, not Llama 3.1 8B
+        ("un llama de 3 tarjetas", None, 3),
+    ],
+)
+def test_a_size_after_de_or_of_is_the_familys_model(
+    message: str, model: str | None, card_count: int | None
+) -> None:
+    reading = understand(message, "es")
+    assert (reading.model, reading.card_count) == (model, card_count)
+
+
+def test_a_context_after_de_is_no_size() -> None:
+    reading = understand("qwen3 de 32k de contexto", "es")
+    assert reading.context == 32768 and reading.model == "qwen3-8b"  # the name's default, not a 32B

@@ -191,10 +191,16 @@ def read_family(text: str) -> tuple[str, FamilyReading]:
     if variant:
         return text, FamilyReading(unknown=(variant, phrase))
     if version is None:
+        blanked, sized_model = _size_after_name(text, phrase)  # "un llama de 70", "a qwen of 32"
+        if sized_model is not None:
+            return blanked, FamilyReading(model=sized_model)
         return text, FamilyReading(family=phrase if family_members(phrase) else None)
     spec = f"{phrase} {version}"
     span = _version_span(text, phrase, version)
     if family_members(spec):
+        blanked, sized_model = _size_after_name(text, spec)  # "llama 3.1 de 70"
+        if sized_model is not None:
+            return blanked, FamilyReading(model=sized_model)
         return (blank(text, *span) if span else text), FamilyReading(family=spec)
     written = f"{family_label(phrase)} {version}"
     if span and _reads_as_count(text, span, phrase):
@@ -313,10 +319,14 @@ def _blank_name_in_text(text: str, key: str) -> tuple[str, int]:
 
 
 def _size_after_name(text: str, key: str) -> tuple[str, ModelName | None]:
-    """ "mistral 24", "qwen3 32 on h100": a number after a name with no size that is the size of
-    one of its family's models, written without its "b"; that model, and the number blanked."""
+    """ "mistral 24", "qwen3 32 on h100", "un llama de 70": a number after a name with no size
+    (or after its "de", "of") that is the size of one of its family's models, written without its
+    "b"; that model, and the number blanked. Never a context or a memory ("qwen3 de 32k")."""
     family = find_family(key)
-    match = re.search(rf"{_name_pattern(key)}[\s\-_]*(\d+(?:\.\d+)?)(?![\d.])", text)
+    match = re.search(
+        rf"{_name_pattern(key)}[\s\-_]*(?:(?:de|of)\s+)?(\d+(?:\.\d+)?)(?![\d.]|\s*(?:k\b|gb\b|tokens?\b|gpus?\b|cards?\b|tarjetas?\b|graficas?\b|users?\b|usuarios?\b|x\b))",
+        text,
+    )
     if not family or not match or _reads_as_count(text, match.span(1), family):  # "qwen3 8 h100": 8 cards
         return text, None
     sized = family_model_of_size(family, f"{match.group(1)}b")
