@@ -408,6 +408,12 @@ def score_singles(cases: Iterable[dict[str, Any]]) -> list[Score]:
     return scores
 
 
+def assert_share_passed(scores: list[Score], floor: float) -> None:
+    """At least `floor` of the scored questions pass every check; the failed checks are shown."""
+    failed = {s.case_id: [n for n, ok in s.checks.items() if not ok] for s in scores if not s.passed}
+    assert sum(s.passed for s in scores) / len(scores) >= floor, failed
+
+
 def score_conversations(conversations: Iterable[dict[str, Any]]) -> list[Score]:
     scores = []
     for conversation in conversations:

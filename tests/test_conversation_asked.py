@@ -9,7 +9,13 @@ import pytest
 
 from assistant.offline.understanding import understand
 from assistant.schemas import ConversationState
-from tests.conversation_scoring import _assistant, load, recording_store, score_conversations
+from tests.conversation_scoring import (
+    _assistant,
+    assert_share_passed,
+    load,
+    recording_store,
+    score_conversations,
+)
 
 CONVERSATIONS = load("conversation_asked_turns.jsonl")
 CAPACITY = load("conversation_capacity.jsonl") + load("conversation_capacity_fresh.jsonl")
@@ -17,8 +23,7 @@ CAPACITY = load("conversation_capacity.jsonl") + load("conversation_capacity_fre
 
 def test_the_questions_about_the_model_named_are_answered() -> None:
     scores = score_conversations(CONVERSATIONS)
-    failed = {s.case_id: [n for n, ok in s.checks.items() if not ok] for s in scores if not s.passed}
-    assert sum(s.passed for s in scores) / len(scores) >= 0.9, failed
+    assert_share_passed(scores, 0.9)
 
 
 @pytest.mark.parametrize(

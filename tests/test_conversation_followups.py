@@ -11,15 +11,20 @@ import pytest
 from assistant.offline.sizing import read_as_answer
 from assistant.offline.understanding import detect_language, understand
 from assistant.schemas import ConversationState
-from tests.conversation_scoring import _assistant, load, recording_store, score_conversations
+from tests.conversation_scoring import (
+    _assistant,
+    assert_share_passed,
+    load,
+    recording_store,
+    score_conversations,
+)
 
 CONVERSATIONS = load("conversation_followups_turns.jsonl")
 
 
 def test_the_followup_conversations_are_answered() -> None:
     scores = score_conversations(CONVERSATIONS)
-    failed = {s.case_id: [n for n, ok in s.checks.items() if not ok] for s in scores if not s.passed}
-    assert sum(s.passed for s in scores) / len(scores) >= 0.9, failed
+    assert_share_passed(scores, 0.9)
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from assistant.offline.understanding import understand
 from assistant.schemas import ConversationState
 from tests.conversation_scoring import (
     _assistant,
+    assert_share_passed,
     load,
     recording_store,
     score_conversations,
@@ -26,8 +27,7 @@ CONVERSATIONS = load("conversation_concepts_turns.jsonl")
 
 def test_the_format_questions_are_answered() -> None:
     scores = score_singles(SINGLES) + score_conversations(CONVERSATIONS)
-    failed = {s.case_id: [n for n, ok in s.checks.items() if not ok] for s in scores if not s.passed}
-    assert sum(s.passed for s in scores) / len(scores) >= 0.9, failed
+    assert_share_passed(scores, 0.9)
 
 
 @pytest.mark.parametrize("precision", tools.PRECISIONS)

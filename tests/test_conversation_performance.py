@@ -12,6 +12,7 @@ from assistant.schemas import ConversationState
 from tests.conversation_scoring import (
     _assistant,
     _stated,
+    assert_share_passed,
     lead_of,
     load,
     oracle_number,
@@ -46,8 +47,7 @@ def test_the_set_covers_both_languages_and_every_figure() -> None:
 
 def test_the_offline_assistant_states_the_estimate_with_its_band_and_basis() -> None:
     scores = score_singles(CASES + FRESH + RATES + LOAD)
-    failed = {s.case_id: [n for n, ok in s.checks.items() if not ok] for s in scores if not s.passed}
-    assert sum(s.passed for s in scores) / len(scores) >= FLOOR, failed
+    assert_share_passed(scores, FLOOR)
 
 
 @pytest.mark.parametrize(

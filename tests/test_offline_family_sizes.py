@@ -7,15 +7,14 @@ from __future__ import annotations
 import pytest
 
 from assistant.offline.understanding import understand
-from tests.conversation_scoring import load, score_singles
+from tests.conversation_scoring import assert_share_passed, load, score_singles
 
 CASES = load("conversation_names.jsonl")
 
 
 def test_the_family_size_questions_are_sized_as_the_model_meant() -> None:
     scores = score_singles(CASES)
-    failed = {s.case_id: [n for n, ok in s.checks.items() if not ok] for s in scores if not s.passed}
-    assert sum(s.passed for s in scores) / len(scores) >= 0.9, failed
+    assert_share_passed(scores, 0.9)
 
 
 @pytest.mark.parametrize(
