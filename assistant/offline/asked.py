@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from typing import Any
 
 from assistant.offline import composer
 from assistant.offline.composer import count, gb, precision_label, users_label, users_short
-from assistant.offline.lexicon import load_yaml
+from assistant.offline.lexicon import rules
 from assistant.offline.read_models import family_label, family_members
 from assistant.offline.sizing import Calculations, SizingPlan, calculate, head_count_share, native_formats
 from assistant.offline.texts import Texts
@@ -45,13 +43,6 @@ from tools.texts import number
 GB = 1e9
 # One side of a comparison: its result and the card option it is judged on.
 Side = tuple[SizingResult, CardOption]
-
-
-@lru_cache(maxsize=1)
-def rules() -> dict[str, Any]:
-    """data/rules_of_thumb.yaml: pages per hour, fine-tuning bytes per parameter."""
-    loaded: dict[str, Any] = load_yaml("rules_of_thumb.yaml")
-    return loaded
 
 
 @dataclass
@@ -362,9 +353,8 @@ def lighter_load(plan: SizingPlan, result: SizingResult, option: CardOption, tex
     if option.card is None:
         return ""
     lighter = replace(plan, users_max=None, users_target=True)
-    try:
-        gpu = option.card if ":" in option.card else f"{option.card}:{option.gpus}"
-        found = calculate(lighter.request(result.precision, gpu))
+    try:  # the option's card id carries its count ("l40s:4")
+        found = calculate(lighter.request(result.precision, option.card))
     except SizingError:
         return ""
     focus = found.options[0] if found.options else None

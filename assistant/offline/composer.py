@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
 
 from assistant.offline.sizing import Calculations, SizingPlan
 from assistant.offline.texts import FaqEntry, Texts, format_definition
 from assistant.schemas import Source
 from tools import CardOption, SizingResult, card_classes
 from tools.cards import card_facts
-from tools.i18n import integer, number
+from tools.i18n import Language, integer, number
 from tools.performance_facts import hardware
 from tools.precision import GGUF_PRECISIONS, nominal_bits
+from tools.schemas import Card
 from tools.texts import text as tool_text
 
 
@@ -566,8 +566,8 @@ def compose_card_comparison(card_ids: Sequence[str], texts: Texts) -> str:
             )
         )
 
-    def figures(value: Callable[[Any], float | None]) -> list[tuple[float | None, str]]:
-        return [(value(card), integer(round(value(card) or 0), lang)) for card in cards]
+    def figures(value: Callable[[Card], float | None]) -> list[tuple[float | None, str]]:
+        return [(figure, integer(round(figure or 0), lang)) for figure in map(value, cards)]
 
     facts = [
         _compared(cards, figures(lambda card: card.bandwidth_gbps), "cards_compare_decode", texts),
@@ -597,15 +597,15 @@ def compose_card_comparison(card_ids: Sequence[str], texts: Texts) -> str:
 _MARKETED_GB = re.compile(r"^\s*(\d+(?:[.,]\d+)?)\s*GB\b")
 
 
-def _memory_gb(card: Any, lang: str) -> str:
+def _memory_gb(card: Card, lang: Language) -> str:
     marketed = _MARKETED_GB.match(card.marketing or "")
     if marketed:
         return f"{marketed.group(1)} GB"
-    return f"{integer(round(card.memory_mib * 1024 * 1024 / 1e9), lang)} GB"  # type: ignore[arg-type]
+    return f"{integer(round(card.memory_mib * 1024 * 1024 / 1e9), lang)} GB"
 
 
 def _compared(
-    cards: Sequence[Any], figures: Sequence[tuple[float | None, str]], key: str, texts: Texts
+    cards: Sequence[Card], figures: Sequence[tuple[float | None, str]], key: str, texts: Texts
 ) -> str:
     """The card with the most of one figure against the one with the least, each with its
     figure as shown, or that they are about the same (within 5 %); empty when a card lacks it."""

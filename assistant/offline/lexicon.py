@@ -120,6 +120,13 @@ def load_yaml(name: str) -> Any:
         return yaml.load(handle, Loader=loader)
 
 
+@lru_cache(maxsize=1)
+def rules() -> dict[str, Any]:
+    """data/rules_of_thumb.yaml: tokens and words per page, fine-tuning bytes per parameter."""
+    loaded: dict[str, Any] = load_yaml("rules_of_thumb.yaml")
+    return loaded
+
+
 def _compiled(kind: str, written: Any) -> Any:
     """A lexicon.yaml value read as the field type `kind` (the annotation's text) says."""
     if kind == "re.Pattern[str]":

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from assistant.offline.lexicon import Lexicon, load_yaml
+from assistant.offline.lexicon import Lexicon, rules
 from assistant.offline.notes import ReadingNote, note
 from assistant.offline.numbers import parse_number
 from assistant.offline.spans import blank
@@ -87,13 +87,20 @@ def find_context(text: str, lex: Lexicon, notes: list[ReadingNote]) -> tuple[str
 PAGES_RESERVE = 1024
 
 
-def find_context_pages(
-    text: str, lex: Lexicon, notes: list[ReadingNote]
-) -> tuple[str, int | None, ReadingNote | None]:
-    """The context a document of the pages said needs ("contracts of up to 50 pages"): its tokens
-    at data/rules_of_thumb.yaml's tokens per page, plus PAGES_RESERVE, rounded up to a multiple
-    of 1,024, and the note that says so (for the caller to add when the context is used). None
-    when no page count is said."""
+@dataclass(frozen=True)
+class Pages:
+    """A document's length said in pages, and the context it needs."""
+
+    pages: int
+    tokens: int  # at data/rules_of_thumb.yaml's tokens per page
+    per_page: int
+    context: int  # tokens + PAGES_RESERVE, rounded up to a multiple of 1,024
+
+
+def find_pages(text: str, lex: Lexicon, notes: list[ReadingNote]) -> tuple[str, Pages | None]:
+    """A document's length in pages ("contracts of up to 50 pages") and the context it needs;
+    None when no page count is said, or the context would exceed the calculator's (said in a
+    note)."""
     from tools.scenario import MAX_CONTEXT
 
     for pattern in lex.context_pages:
@@ -101,18 +108,15 @@ def find_context_pages(
         pages = parse_number(match.group(1)) if match else None
         if match is None or not pages or pages < 1:
             continue
-        per_page = int(load_yaml("rules_of_thumb.yaml")["tokens_per_page"])
+        per_page = int(rules()["tokens_per_page"])
         tokens = round(pages * per_page)
         context = -(-(tokens + PAGES_RESERVE) // 1024) * 1024
         text = blank(text, match.start(), match.end())
         if context > MAX_CONTEXT:
             notes.append(note("context_out_of_range", value=context, limit=MAX_CONTEXT))
-            return text, None, None
-        said = note(
-            "context_from_pages", pages=round(pages), tokens=tokens, per_page=per_page, context=context
-        )
-        return text, context, said
-    return text, None, None
+            return text, None
+        return text, Pages(round(pages), tokens, per_page, context)
+    return text, None
 
 
 def scaled(raw: str, suffix: str | None, k: int) -> int | None:

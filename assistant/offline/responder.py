@@ -96,7 +96,8 @@ class OfflineResponder:
         understanding: Understanding | None = None,
         on_step: Callable[[Step], None] | None = None,
     ) -> OfflineAnswer:
-        reading = read_as_answer(message, state, understanding or understand(message, language))
+        # The service passes its reading already read as an answer to what was last asked.
+        reading = understanding or read_as_answer(message, state, understand(message, language))
         words = texts(language)
         if reading.card_count and not state.gpu and not reading.hardware_kind:
             # "what about 2 gpus?" with no card in the conversation: the count said back, which card asked.

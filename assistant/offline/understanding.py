@@ -44,12 +44,12 @@ from assistant.offline.read_quantities import (
     digits_for_number_words,
     find_budget,
     find_context,
-    find_context_pages,
     find_finetune,
     find_head_count,
     find_job_count,
     find_lengths,
     find_lora,
+    find_pages,
     find_training,
     find_users,
     is_training,
@@ -284,23 +284,17 @@ def understand(message: str, default_language: Language = "en") -> Understanding
     text = digits_for_number_words(text, lex)
     text, found["head_count"] = find_head_count(text, lex)
     text, found["users"] = find_users(text, lex, notes)
-    text, pages_context, pages_note = find_context_pages(text, lex, notes)
+    text, pages = find_pages(text, lex, notes)
     text, found["context"] = find_context(text, lex, notes)
-    if found["context"] is None and pages_note is not None:
-        found["context"] = pages_context  # "contracts of up to 50 pages": the tokens they take
-        notes.append(pages_note)
-    elif pages_note is not None and pages_context and pages_context > found["context"]:
-        # "16k context for contracts of 50 pages": the context said wins, and falls short of them.
-        values = dict(pages_note.values)
-        notes.append(
-            note(
-                "context_short_of_pages",
-                pages=values["pages"],
-                tokens=values["tokens"],
-                context=found["context"],
-                needed=pages_context,
+    if pages is not None:  # "contracts of up to 50 pages": the tokens they take, unless a context is said
+        length = {"pages": pages.pages, "tokens": pages.tokens}
+        if found["context"] is None:
+            found["context"] = pages.context
+            notes.append(note("context_from_pages", **length, per_page=pages.per_page, context=pages.context))
+        elif pages.context > found["context"]:  # "16k context for contracts of 50 pages": short of it
+            notes.append(
+                note("context_short_of_pages", **length, context=found["context"], needed=pages.context)
             )
-        )
     if not cards and not found["hardware_kind"]:
         text, found["card_count"], found["cards_added"] = find_card_count(text, lex)
     # The workload is read from the whole message: "QLoRA" names a precision and a task at once.
